@@ -1,0 +1,44 @@
+# configwatch: `make demo` runs the whole system, `make test` runs the test suite.
+# Both set everything up first: .venv with the package and its dev extras, then
+# the pinned JVM jars (Maven). Re-running skips what is already done.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+export PYSPARK_PYTHON := $(abspath $(BIN)/python)
+
+.PHONY: help setup jars sysdeps test demo lint bench clean
+
+help:
+	@echo "make demo   - set up, then run the whole system on embedded defaults"
+	@echo "make test   - set up, then run the test suite (real Kafka broker and Spark)"
+	@echo "make lint   - ruff and mypy"
+	@echo "make clean  - remove .venv and build output (the jar cache stays)"
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@touch $(STAMP)
+
+setup: $(STAMP) jars
+
+jars: $(STAMP)
+	@$(BIN)/python -m configwatch.jars
+
+sysdeps:
+	@scripts/system-deps.sh
+
+test: setup sysdeps
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+demo: setup
+	$(BIN)/configwatch demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

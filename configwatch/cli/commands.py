@@ -1,0 +1,31 @@
+"""The table of subcommands. Each lives in its own module with ``add_arguments`` and ``run``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from configwatch.cli import demo_cmd, kafka_cmd, run_cmd
+from configwatch.settings import Settings
+
+__all__ = ["COMMANDS", "Command"]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    description: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    handler: Callable[[Settings, argparse.Namespace], int]
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("kafka", "run a local single-node KRaft Kafka broker",
+            kafka_cmd.__doc__ or "", kafka_cmd.add_arguments, kafka_cmd.run),
+    Command("run", "run the streaming job (Spark Structured Streaming)",
+            run_cmd.__doc__ or "", run_cmd.add_arguments, run_cmd.run),
+    Command("demo", "run the whole system on embedded defaults",
+            demo_cmd.__doc__ or "", demo_cmd.add_arguments, demo_cmd.run),
+)

@@ -1,0 +1,81 @@
+"""The ``configwatch`` command: parses flags, configures logging, dispatches.
+
+Every ConfigwatchError becomes one line on stderr and exit code 1; a usage
+mistake is one line and exit code 2. No tracebacks for user errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from configwatch.cli import commands
+from configwatch.errors import ConfigwatchError, UsageError
+from configwatch.settings import Settings, add_arguments
+
+__all__ = ["build_parser", "main"]
+
+log = logging.getLogger(__name__)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one helpful line."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="configwatch",
+        description="Observability for Apache Kafka client configurations: ingest PushConfig "
+        "pushes, detect leaks and anomalies with Spark, keep per-version connection gauges.",
+    )
+    parser.add_argument("--log-level", dest="log_level", default=None,
+                        choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="log level (default INFO)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for spec in commands.COMMANDS:
+        p = sub.add_parser(spec.name, help=spec.help, description=spec.description)
+        add_arguments(p, spec.name)
+        spec.add_arguments(p)
+        p.set_defaults(handler=spec.handler)
+    return parser
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level),
+        format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
+        datefmt="%H:%M:%S",
+        stream=sys.stderr,
+    )
+    for noisy in ("kafka", "py4j", "great_expectations"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[Settings, argparse.Namespace], int] | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    try:
+        settings = Settings.load(args)
+        _configure_logging(settings.log_level)
+        return handler(settings, args)
+    except UsageError as exc:
+        print(f"configwatch {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except ConfigwatchError as exc:
+        print(f"configwatch {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""Constants of the record contract, version 1 (shared/spec/records.md).
+
+Everything that must agree between the ingest edge, the Spark job and the
+sinks (event names, field types, patterns, ConfigType ids, topic names) is
+declared here once.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = [
+    "ALERTS_TOPIC",
+    "CONFIG_TYPES",
+    "CONFIG_TYPE_BY_ID",
+    "CONFIG_TYPE_IDS",
+    "ENTRY_FIELDS",
+    "EVENT_FIELDS",
+    "EVENT_TYPES",
+    "GAUGES_TOPIC",
+    "INPUT_TOPIC",
+    "QUARANTINE_TOPIC",
+    "SCHEMA_VERSION",
+    "SECURITY_PROTOCOLS",
+    "SEVERITIES",
+    "SOFTWARE_PATTERN",
+    "UNKNOWN_SOFTWARE",
+    "FieldSpec",
+    "config_type_from_id",
+    "is_valid_software",
+]
+
+SCHEMA_VERSION: Final = 1
+
+INPUT_TOPIC: Final = "client-configs"
+ALERTS_TOPIC: Final = "client-config-alerts"
+QUARANTINE_TOPIC: Final = "client-config-quarantine"
+GAUGES_TOPIC: Final = "client-version-gauges"
+
+CONFIG_PUSH: Final = "config_push"
+CONNECTION_OPENED: Final = "connection_opened"
+CONNECTION_CLOSED: Final = "connection_closed"
+EVENT_TYPES: Final = (CONFIG_PUSH, CONNECTION_OPENED, CONNECTION_CLOSED)
+
+SECURITY_PROTOCOLS: Final = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SEVERITIES: Final = ("critical", "high", "medium", "low", "info")
+
+# Wire ConfigType ids: the ids DescribeConfigsResponse already uses for ConfigDef.Type.
+CONFIG_TYPE_BY_ID: Final[dict[int, str]] = {
+    0: "UNKNOWN",
+    1: "BOOLEAN",
+    2: "STRING",
+    3: "INT",
+    4: "SHORT",
+    5: "LONG",
+    6: "DOUBLE",
+    7: "LIST",
+    8: "CLASS",
+    9: "PASSWORD",
+}
+CONFIG_TYPE_IDS: Final[dict[str, int]] = {name: i for i, name in CONFIG_TYPE_BY_ID.items()}
+CONFIG_TYPES: Final = tuple(CONFIG_TYPE_BY_ID.values())
+
+# The broker's KIP-511 pattern (stricter than the KIP text; see the contract).
+SOFTWARE_PATTERN: Final = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
+UNKNOWN_SOFTWARE: Final = "unknown"
+
+
+def config_type_from_id(type_id: int) -> str:
+    """Map a wire ConfigType id to its ConfigDef.Type name; unknown ids are UNKNOWN."""
+    return CONFIG_TYPE_BY_ID.get(type_id, "UNKNOWN")
+
+
+def is_valid_software(value: str) -> bool:
+    """True when a client software name or version passes the broker's KIP-511 check."""
+    return SOFTWARE_PATTERN.match(value) is not None
+
+
+class FieldSpec:
+    """One contract field: its JSON type and whether it is required."""
+
+    __slots__ = ("json_type", "name", "required")
+
+    def __init__(self, name: str, json_type: type, required: bool) -> None:
+        self.name = name
+        self.json_type = json_type
+        self.required = required
+
+    def __repr__(self) -> str:
+        return f"FieldSpec({self.name!r}, {self.json_type.__name__}, required={self.required})"
+
+
+# Fields of every event, in contract order. connection_id is required for
+# connection events only; configs only for config_push (see records.validate_event).
+EVENT_FIELDS: Final = (
+    FieldSpec("schema_version", int, True),
+    FieldSpec("event", str, True),
+    FieldSpec("timestamp_ms", int, True),
+    FieldSpec("broker_id", int, False),
+    FieldSpec("connection_id", str, False),
+    FieldSpec("client_instance_id", str, False),
+    FieldSpec("client_software_name", str, False),
+    FieldSpec("client_software_version", str, False),
+    FieldSpec("client_id", str, False),
+    FieldSpec("principal", str, False),
+    FieldSpec("listener", str, False),
+    FieldSpec("security_protocol", str, False),
+    FieldSpec("client_address", str, False),
+    FieldSpec("request_size_bytes", int, False),
+)
+
+ENTRY_FIELDS: Final = (
+    FieldSpec("key", str, True),
+    FieldSpec("value", str, False),
+    FieldSpec("type", str, True),
+    FieldSpec("is_default", bool, True),
+    FieldSpec("redacted", bool, False),
+    FieldSpec("fingerprint", str, False),
+)

@@ -1,0 +1,10 @@
+"""A single-node KRaft Kafka broker run from the project's Maven-resolved jars.
+
+Used by ``configwatch kafka start|stop|status``, by ``configwatch run`` when no
+``--bootstrap-servers`` is given, and by the test suite (one broker per run).
+"""
+
+from configwatch.localkafka.broker import BrokerInfo, LocalKafka, wait_until_ready
+from configwatch.localkafka.embedded import bootstrap_servers
+
+__all__ = ["BrokerInfo", "LocalKafka", "bootstrap_servers", "wait_until_ready"]

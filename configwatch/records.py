@@ -1,0 +1,297 @@
+"""Frozen dataclasses for the record contract: input events and the job's outputs.
+
+``validate_event`` is the one statement of section 3 (invalid input) in Python;
+it raises :class:`ContractError` with the stable quarantine reason code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from configwatch.contract import (
+    CONFIG_PUSH,
+    CONFIG_TYPES,
+    ENTRY_FIELDS,
+    EVENT_FIELDS,
+    EVENT_TYPES,
+    SCHEMA_VERSION,
+    UNKNOWN_SOFTWARE,
+    FieldSpec,
+    is_valid_software,
+)
+from configwatch.errors import ContractError
+
+__all__ = [
+    "ConfigEntry",
+    "Event",
+    "Finding",
+    "Gauge",
+    "QuarantineRecord",
+    "validate_event",
+]
+
+
+def _check_type(obj: Mapping[str, Any], spec: FieldSpec, where: str) -> None:
+    value = obj.get(spec.name)
+    if value is None:
+        if spec.required:
+            raise ContractError(f"missing_field:{where}{spec.name}", f"{where}{spec.name} is required")
+        return
+    ok = isinstance(value, spec.json_type)
+    if spec.json_type is int and isinstance(value, bool):
+        ok = False  # JSON true/false is not an int in the contract.
+    if not ok:
+        raise ContractError(
+            f"wrong_type:{where}{spec.name}",
+            f"{where}{spec.name} must be {spec.json_type.__name__}, got {type(value).__name__}",
+        )
+
+
+def validate_event(obj: Any) -> None:
+    """Raise ContractError unless ``obj`` (parsed JSON) is a valid contract event."""
+    if not isinstance(obj, dict):
+        raise ContractError("not_object", "the record is JSON but not an object")
+    for spec in EVENT_FIELDS:
+        if spec.name not in ("schema_version", "event"):
+            continue
+        _check_type(obj, spec, "")
+    if obj["schema_version"] != SCHEMA_VERSION:
+        raise ContractError("bad_schema_version", "schema_version must be 1")
+    if obj["event"] not in EVENT_TYPES:
+        raise ContractError("unknown_event", "event is not one of " + ", ".join(EVENT_TYPES))
+    for spec in EVENT_FIELDS:
+        _check_type(obj, spec, "")
+    for name in ("client_software_name", "client_software_version"):
+        value = obj.get(name)
+        if value and not is_valid_software(value):
+            raise ContractError(
+                "bad_software_name" if name.endswith("name") else "bad_software_version",
+                f"{name} breaks the KIP-511 pattern",
+            )
+    if obj["event"] == CONFIG_PUSH:
+        configs = obj.get("configs")
+        if configs is None:
+            raise ContractError("missing_field:configs", "configs is required for config_push")
+        if not isinstance(configs, list):
+            raise ContractError("wrong_type:configs", "configs must be an array")
+        for entry in configs:
+            if not isinstance(entry, dict):
+                raise ContractError("wrong_type:configs[]", "each configs entry must be an object")
+            if "key" not in entry or entry["key"] is None:
+                raise ContractError("missing_field:configs[].key", "a configs entry lacks key")
+            for spec in ENTRY_FIELDS:
+                _check_type(entry, spec, "configs[].")
+            if entry["type"] not in CONFIG_TYPES:
+                raise ContractError("bad_config_type", "configs[].type is not a ConfigDef.Type name")
+    elif obj.get("connection_id") is None:
+        raise ContractError("missing_field:connection_id", "connection events need connection_id")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    """One PushConfig entry as published (value null when redacted)."""
+
+    key: str
+    value: str | None
+    type: str
+    is_default: bool
+    redacted: bool = False
+    fingerprint: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ConfigEntry:
+        return cls(
+            key=d["key"],
+            value=d.get("value"),
+            type=d["type"],
+            is_default=d["is_default"],
+            redacted=bool(d.get("redacted", False)),
+            fingerprint=d.get("fingerprint"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "key": self.key,
+            "value": self.value,
+            "type": self.type,
+            "is_default": self.is_default,
+        }
+        if self.redacted:
+            d["redacted"] = True
+            d["fingerprint"] = self.fingerprint
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """An input event (section 1): ``config_push``, ``connection_opened`` or ``connection_closed``."""
+
+    event: str
+    timestamp_ms: int
+    schema_version: int = SCHEMA_VERSION
+    broker_id: int | None = None
+    connection_id: str | None = None
+    client_instance_id: str | None = None
+    client_software_name: str | None = None
+    client_software_version: str | None = None
+    client_id: str | None = None
+    principal: str | None = None
+    listener: str | None = None
+    security_protocol: str | None = None
+    client_address: str | None = None
+    configs: tuple[ConfigEntry, ...] | None = None
+    request_size_bytes: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Event:
+        """Build from parsed JSON; raises ContractError with the quarantine reason."""
+        validate_event(d)
+        known = {spec.name for spec in EVENT_FIELDS}
+        kwargs = {k: v for k, v in d.items() if k in known}
+        configs = d.get("configs")
+        entries = tuple(ConfigEntry.from_dict(e) for e in configs) if configs is not None else None
+        return cls(configs=entries, **kwargs)
+
+    @classmethod
+    def from_json(cls, data: str | bytes) -> Event:
+        try:
+            obj = json.loads(data)
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise ContractError("not_json", "the record is not UTF-8 JSON") from exc
+        return cls.from_dict(obj)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"schema_version": self.schema_version, "event": self.event}
+        d["timestamp_ms"] = self.timestamp_ms
+        for spec in EVENT_FIELDS[3:]:
+            value = getattr(self, spec.name)
+            if value is not None:
+                d[spec.name] = value
+        if self.configs is not None:
+            d["configs"] = [e.to_dict() for e in self.configs]
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"))
+
+    def kafka_key(self) -> bytes:
+        """The contract's record key: client_instance_id, else connection_id."""
+        key = self.client_instance_id or self.connection_id or ""
+        return key.encode()
+
+    @property
+    def software(self) -> tuple[str, str]:
+        """(name, version) with the contract's ``unknown`` for absent values."""
+        return (
+            self.client_software_name or UNKNOWN_SOFTWARE,
+            self.client_software_version or UNKNOWN_SOFTWARE,
+        )
+
+
+def _json(d: dict[str, Any]) -> str:
+    return json.dumps(d, separators=(",", ":"), sort_keys=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """An alert record (section 2, Findings). ``evidence`` holds fingerprints, never values."""
+
+    alert_id: str
+    kind: str
+    rule: str
+    severity: str
+    keys: tuple[str, ...]
+    message: str
+    event_timestamp_ms: int
+    detected_at_ms: int
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    client_instance_id: str | None = None
+    client_software_name: str | None = None
+    client_software_version: str | None = None
+    client_id: str | None = None
+    principal: str | None = None
+    client_address: str | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Finding:
+        kwargs = dict(d)
+        kwargs["keys"] = tuple(d["keys"])
+        kwargs["evidence"] = dict(d.get("evidence") or {})
+        return cls(**kwargs)
+
+    @classmethod
+    def from_json(cls, data: str | bytes) -> Finding:
+        return cls.from_dict(json.loads(data))
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["keys"] = list(self.keys)
+        d["evidence"] = dict(self.evidence)
+        return d
+
+    def to_json(self) -> str:
+        return _json(self.to_dict())
+
+
+@dataclass(frozen=True, slots=True)
+class Gauge:
+    """Open connections and distinct client instances of one software name and version."""
+
+    client_software_name: str
+    client_software_version: str
+    connections: int
+    client_instances: int
+    updated_at_ms: int
+    removed: bool = False
+
+    @property
+    def key(self) -> str:
+        """Kafka record key on the compacted gauges topic."""
+        return f"{self.client_software_name}/{self.client_software_version}"
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Gauge:
+        return cls(**{k: d[k] for k in d if k in cls.__dataclass_fields__})
+
+    @classmethod
+    def from_json(cls, data: str | bytes) -> Gauge:
+        return cls.from_dict(json.loads(data))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return _json(self.to_dict())
+
+
+@dataclass(frozen=True, slots=True)
+class QuarantineRecord:
+    """An invalid input record's reason and coordinates; never its payload."""
+
+    reason: str
+    detail: str
+    source: Mapping[str, Any]
+    size_bytes: int
+    quarantined_at_ms: int
+    schema_version: int = SCHEMA_VERSION
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> QuarantineRecord:
+        return cls(**{k: d[k] for k in d if k in cls.__dataclass_fields__})
+
+    @classmethod
+    def from_json(cls, data: str | bytes) -> QuarantineRecord:
+        return cls.from_dict(json.loads(data))
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["source"] = dict(self.source)
+        return d
+
+    def to_json(self) -> str:
+        return _json(self.to_dict())
+

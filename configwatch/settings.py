@@ -1,0 +1,159 @@
+"""One typed settings object, read from CLI flags, then ``CONFIGWATCH_*`` variables, then defaults.
+
+Each field declares its help text and the subcommands that take it as a flag;
+every field can also be set from the environment as ``CONFIGWATCH_<NAME>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import secrets as _stdlib_secrets
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from configwatch.contract import INPUT_TOPIC
+from configwatch.errors import UsageError
+from configwatch.paths import cache_dir, default_checkpoint_root
+from configwatch.secrets import SecretStr
+
+__all__ = ["ENV_PREFIX", "Settings", "add_arguments", "setting"]
+
+ENV_PREFIX = "CONFIGWATCH_"
+
+
+def setting(default: Any, help: str, *, commands: Sequence[str] = (), choices: Sequence[str] = (),
+            metavar: str | None = None) -> Any:
+    """Declare a settings field: its default, help line, and the subcommands exposing it."""
+    return field(default=default, metadata={
+        "help": help, "commands": tuple(commands), "choices": tuple(choices), "metavar": metavar,
+    })
+
+
+def _default_key_file() -> Path:
+    return cache_dir() / "fingerprint.key"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every knob of configwatch. ``None`` means "decide at run time" (see each help)."""
+
+    bootstrap_servers: str | None = setting(
+        None, "Kafka bootstrap servers (host:port,...); default: start the embedded local broker",
+        commands=("run", "demo", "gateway", "simulate", "dashboard"), metavar="HOSTS")
+    input_topic: str = setting(INPUT_TOPIC, "topic holding the contract's input events",
+                               commands=("run", "demo", "gateway", "simulate"), metavar="TOPIC")
+    kafka_home: Path = setting(None, "directory of the local broker's config, data and log "
+                               "(default: <cache>/kafka/local)", commands=("kafka", "run", "demo"),
+                               metavar="DIR")
+    kafka_port: int | None = setting(None, "port of the local broker (default: a free port)",
+                                     commands=("kafka",), metavar="PORT")
+    checkpoint_dir: Path = setting(None, "root of the streaming checkpoints (default: checkpoints/)",
+                                   commands=("run", "demo"), metavar="DIR")
+    spark_master: str | None = setting(None, "Spark master URL (default: spark-submit's, else local[2])",
+                                       commands=("run", "demo"), metavar="URL")
+    driver_memory: str = setting("4g", "Spark driver memory", commands=("run", "demo"), metavar="SIZE")
+    fingerprint_key: SecretStr = setting(
+        None, "per-deployment HMAC key for fingerprints (default: a random key kept in "
+        "<cache>/fingerprint.key); prefer the environment variable", commands=(), metavar="KEY")
+    log_level: str = setting("INFO", "log level", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+
+    def __post_init__(self) -> None:
+        # Resolve run-time defaults once, so every reader sees concrete values.
+        if self.kafka_home is None:
+            object.__setattr__(self, "kafka_home", cache_dir() / "kafka" / "local")
+        if self.checkpoint_dir is None:
+            object.__setattr__(self, "checkpoint_dir", default_checkpoint_root())
+        if self.fingerprint_key is None:
+            object.__setattr__(self, "fingerprint_key", _load_or_create_key(_default_key_file()))
+
+    @classmethod
+    def load(cls, args: argparse.Namespace | None = None,
+             environ: Mapping[str, str] | None = None) -> Settings:
+        """Build settings: a flag given on the command line wins over the environment."""
+        environ = os.environ if environ is None else environ
+        hints = typing.get_type_hints(cls)
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            raw = getattr(args, f.name, None) if args is not None else None
+            source = f"--{f.name.replace('_', '-')}"
+            if raw is None:
+                raw = environ.get(ENV_PREFIX + f.name.upper())
+                source = ENV_PREFIX + f.name.upper()
+            if raw is None:
+                continue
+            values[f.name] = _convert(raw, hints[f.name], source, f.metadata.get("choices", ()))
+        return cls(**values)
+
+
+def _load_or_create_key(path: Path) -> SecretStr:
+    if path.exists():
+        return SecretStr(path.read_text().strip())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = _stdlib_secrets.token_hex(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(key + "\n")
+    return SecretStr(key)
+
+
+def _base_type(hint: Any) -> Any:
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        return args[0]
+    return hint
+
+
+def _convert(raw: Any, hint: Any, source: str, choices: Sequence[str]) -> Any:
+    target = _base_type(hint)
+    if not isinstance(raw, str):
+        return raw  # argparse already converted it
+    try:
+        if target is bool:
+            lowered = raw.strip().lower()
+            if lowered not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+                raise ValueError(raw)
+            value: Any = lowered in ("1", "true", "yes", "on")
+        elif target is int:
+            value = int(raw)
+        elif target is float:
+            value = float(raw)
+        elif target is Path:
+            value = Path(raw).expanduser()
+        elif target is SecretStr:
+            value = SecretStr(raw)
+        else:
+            value = raw
+    except ValueError:
+        raise UsageError(f"{source}: cannot read {raw!r} as {target.__name__}") from None
+    if choices and value not in choices:
+        raise UsageError(f"{source}: {value!r} is not one of {', '.join(choices)}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
+    """Add the flags of every setting that ``command`` exposes (defaults stay None)."""
+    hints = typing.get_type_hints(Settings)
+    for f in dataclasses.fields(Settings):
+        meta = f.metadata
+        if command not in meta.get("commands", ()):
+            continue
+        target = _base_type(hints[f.name])
+        kwargs: dict[str, Any] = {"default": None, "help": meta["help"], "dest": f.name}
+        if meta.get("metavar"):
+            kwargs["metavar"] = meta["metavar"]
+        if target is int:
+            kwargs["type"] = int
+        elif target is float:
+            kwargs["type"] = float
+        if meta.get("choices"):
+            kwargs["choices"] = meta["choices"]
+        if target is bool:
+            kwargs.pop("metavar", None)
+            kwargs["action"] = argparse.BooleanOptionalAction
+        parser.add_argument(f"--{f.name.replace('_', '-')}", **kwargs)

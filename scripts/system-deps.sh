@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suite drives for real (used by `make test`):
+#   docker-compose  validates docker-compose.yml (`docker-compose config`)
+# Later parts add prometheus (scrapes /metrics) and chromium (dashboard tests).
+# Does nothing when every tool is already there; needs root (or sudo) otherwise.
+set -euo pipefail
+want=()
+command -v docker-compose >/dev/null 2>&1 || want+=(docker-compose)
+[ ${#want[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "configwatch: please install: ${want[*]} (no apt-get on this machine)" >&2
+  exit 1
+fi
+echo "installing system packages: ${want[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null

@@ -1,0 +1,89 @@
+"""Shared fixtures: one real Kafka broker and one Spark session per test run,
+unique topic names, and polling with a deadline (never sleeps as synchronisation).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+T = TypeVar("T")
+
+REPO = Path(__file__).resolve().parent.parent
+OUTPUT_DIR = REPO / "test-output"
+
+
+def _say(config: pytest.Config, line: str) -> None:
+    """Print past pytest's capture, so the run's log shows which real parts it used."""
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if capture is None:
+        print(line, file=sys.stderr)
+        return
+    with capture.global_and_fixture_disabled():
+        print(f"\n{line}", flush=True)
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Bootstrap servers of the run's one real KRaft broker (started from the project's jars)."""
+    from configwatch.localkafka import LocalKafka
+
+    broker = LocalKafka(tmp_path_factory.mktemp("kafka"))
+    info = broker.start()
+    _say(request.config, f"[configwatch] Kafka broker (KRaft) listening on {info.bootstrap_servers}")
+    try:
+        yield info.bootstrap_servers
+    finally:
+        broker.stop()
+
+
+@pytest.fixture(scope="session")
+def spark(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The run's one Spark session, with the Kafka connector attached."""
+    from streaming.session import SparkSettings, build_spark_session
+
+    session = build_spark_session(SparkSettings(app_name="configwatch-tests", driver_memory="3g"))
+    _say(request.config, f"[configwatch] Spark {session.version} session on {session.sparkContext.master}")
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+@pytest.fixture
+def topic_name(request: pytest.FixtureRequest) -> Callable[[str], str]:
+    """A factory of unique topic names, so tests sharing the broker never collide."""
+
+    def make(prefix: str = "t") -> str:
+        return f"{prefix}-{request.node.name[:40]}-{uuid.uuid4().hex[:8]}".replace("[", "-").replace("]", "")
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def output_dir() -> Path:
+    OUTPUT_DIR.mkdir(exist_ok=True)
+    return OUTPUT_DIR
+
+
+def eventually(check: Callable[[], T | None], *, timeout_s: float = 60.0, interval_s: float = 0.2,
+               message: str = "condition") -> T:
+    """Poll ``check`` until it returns a truthy value or the deadline passes."""
+    deadline = time.monotonic() + timeout_s
+    last: T | None = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(interval_s)
+    raise AssertionError(f"{message} not reached within {timeout_s}s (last: {last!r})")
+
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

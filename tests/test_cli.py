@@ -1,0 +1,79 @@
+"""The configwatch command line: help, one-line errors, and the local broker lifecycle."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from configwatch.cli.commands import COMMANDS
+
+CLI = [sys.executable, "-m", "configwatch.cli.main"]
+
+
+def _run(*args: str, env: dict[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})}, check=False)
+
+
+def test_top_level_help_lists_every_command() -> None:
+    out = _run("--help")
+    assert out.returncode == 0
+    for command in COMMANDS:
+        assert command.name in out.stdout
+
+
+@pytest.mark.parametrize("command", [c.name for c in COMMANDS])
+def test_each_subcommand_has_help(command: str) -> None:
+    out = _run(command, "--help")
+    assert out.returncode == 0, out.stderr
+    assert f"usage: configwatch {command}" in out.stdout
+
+
+def test_bad_flag_is_one_helpful_line() -> None:
+    out = _run("run", "--no-such-flag")
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert "unrecognized arguments: --no-such-flag" in lines[0]
+    assert "Traceback" not in out.stderr
+
+
+def test_bad_environment_value_is_one_line() -> None:
+    out = _run("kafka", "status", env={"CONFIGWATCH_KAFKA_PORT": "not-a-port"})
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "configwatch kafka: error: CONFIGWATCH_KAFKA_PORT: cannot read 'not-a-port' as int"
+    ]
+
+
+@pytest.mark.kafka
+def test_kafka_start_twice_status_stop(tmp_path: Path) -> None:
+    env = {"CONFIGWATCH_KAFKA_HOME": str(tmp_path / "broker")}
+    assert _run("kafka", "status", env=env).stdout.strip() == "not running"
+    started = _run("kafka", "start", env=env)
+    try:
+        assert started.returncode == 0, started.stderr
+        assert started.stdout.startswith("started: 127.0.0.1:")
+        again = _run("kafka", "start", env=env)
+        assert again.returncode == 0
+        assert again.stdout.startswith("already running: 127.0.0.1:")
+        status = _run("kafka", "status", env=env)
+        assert status.returncode == 0 and status.stdout.startswith("running: 127.0.0.1:")
+    finally:
+        stopped = _run("kafka", "stop", env=env)
+    assert stopped.stdout.strip() == "stopped"
+    after = _run("kafka", "status", env=env)
+    assert after.returncode == 3 and after.stdout.strip() == "not running"
+
+
+def test_missing_java_is_a_clear_error(tmp_path: Path) -> None:
+    env = {"CONFIGWATCH_KAFKA_HOME": str(tmp_path / "b"), "PATH": "/nonexistent", "JAVA_HOME": ""}
+    out = _run("kafka", "start", env=env)
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        "configwatch kafka: Java is not installed (no 'java' on PATH or in JAVA_HOME); Kafka needs Java 17+"
+    ]

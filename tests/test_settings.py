@@ -1,0 +1,51 @@
+"""Settings: flags over environment over defaults; secrets never print."""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+from pathlib import Path
+
+import pytest
+
+from configwatch.errors import UsageError
+from configwatch.secrets import SecretStr, fingerprint
+from configwatch.settings import Settings
+
+
+def test_flag_wins_over_environment(tmp_path: Path) -> None:
+    env = {"CONFIGWATCH_INPUT_TOPIC": "from-env", "CONFIGWATCH_FINGERPRINT_KEY": "k"}
+    assert Settings.load(None, env).input_topic == "from-env"
+    args = argparse.Namespace(input_topic="from-flag")
+    assert Settings.load(args, env).input_topic == "from-flag"
+
+
+def test_defaults_are_resolved(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CONFIGWATCH_CACHE_DIR", str(tmp_path))
+    s = Settings.load(None, {})
+    assert s.kafka_home == tmp_path / "kafka" / "local"
+    assert s.checkpoint_dir.name == "checkpoints"
+    key_file = tmp_path / "fingerprint.key"
+    assert key_file.stat().st_mode & 0o077 == 0  # only the owner can read the key
+    assert Settings.load(None, {}).fingerprint_key == s.fingerprint_key  # stable across runs
+
+
+def test_secret_never_prints() -> None:
+    s = Settings.load(None, {"CONFIGWATCH_FINGERPRINT_KEY": "hunter2-key"})
+    assert "hunter2-key" not in repr(s)
+    assert "hunter2-key" not in str(s.fingerprint_key)
+    assert s.fingerprint_key.get_secret_value() == "hunter2-key"
+    assert pickle.loads(pickle.dumps(s.fingerprint_key)) == s.fingerprint_key
+
+
+def test_bad_value_names_its_source() -> None:
+    with pytest.raises(UsageError, match="CONFIGWATCH_KAFKA_PORT: cannot read 'x' as int"):
+        Settings.load(None, {"CONFIGWATCH_KAFKA_PORT": "x", "CONFIGWATCH_FINGERPRINT_KEY": "k"})
+
+
+def test_fingerprint_is_keyed_hmac_cut_to_16_hex() -> None:
+    a = fingerprint("s3cret", SecretStr("key-1"))
+    assert len(a) == 16 and int(a, 16) >= 0
+    assert a == fingerprint("s3cret", SecretStr("key-1"))
+    assert a != fingerprint("s3cret", SecretStr("key-2"))
+    assert a != fingerprint("s3cret!", SecretStr("key-1"))
