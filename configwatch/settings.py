@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from configwatch.contract import INPUT_TOPIC
+from configwatch.contract import ALERTS_TOPIC, GAUGES_TOPIC, INPUT_TOPIC
 from configwatch.errors import UsageError
 from configwatch.paths import cache_dir, default_checkpoint_root
 from configwatch.secrets import SecretStr
@@ -47,7 +47,7 @@ class Settings:
         None, "Kafka bootstrap servers (host:port,...); default: start the embedded local broker",
         commands=("run", "demo", "gateway", "simulate", "dashboard"), metavar="HOSTS")
     input_topic: str = setting(INPUT_TOPIC, "topic holding the contract's input events",
-                               commands=("run", "demo", "gateway", "simulate"), metavar="TOPIC")
+                               commands=("run", "demo", "gateway", "simulate", "dashboard"), metavar="TOPIC")
     kafka_home: Path = setting(None, "directory of the local broker's config, data and log "
                                "(default: <cache>/kafka/local)", commands=("kafka", "run", "demo"),
                                metavar="DIR")
@@ -61,6 +61,20 @@ class Settings:
     fingerprint_key: SecretStr = setting(
         None, "per-deployment HMAC key for fingerprints (default: a random key kept in "
         "<cache>/fingerprint.key); prefer the environment variable", commands=(), metavar="KEY")
+    gauges_topic: str = setting(GAUGES_TOPIC, "compacted topic of per-version connection gauges",
+                                commands=("dashboard",), metavar="TOPIC")
+    alerts_topic: str = setting(ALERTS_TOPIC, "topic of findings (alerts)", commands=("dashboard",), metavar="TOPIC")
+    dashboard_host: str = setting("127.0.0.1", "address the dashboard binds (also --host); anything but "
+                                  "loopback needs a dashboard token", commands=("dashboard",), metavar="ADDR")
+    dashboard_port: int = setting(8765, "dashboard HTTP port, 0 for a free one (also --port)",
+                                  commands=("dashboard",), metavar="PORT")
+    dashboard_token: SecretStr | None = setting(
+        None, "bearer token the dashboard requires (required off loopback); prefer the environment variable",
+        commands=("dashboard",), metavar="TOKEN")
+    dashboard_max_clients: int = setting(10_000, "client instances whose latest config the dashboard keeps (LRU)",
+                                         commands=("dashboard",), metavar="N")
+    dashboard_max_alerts: int = setting(2_000, "recent alerts the dashboard keeps for its feed",
+                                        commands=("dashboard",), metavar="N")
     log_level: str = setting("INFO", "log level", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
 
     def __post_init__(self) -> None:
