@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from configwatch.cli import demo_cmd, kafka_cmd, run_cmd
+from configwatch.cli import dashboard_cmd, demo_cmd, kafka_cmd, run_cmd
 from configwatch.settings import Settings
 
 __all__ = ["COMMANDS", "Command"]
@@ -28,4 +28,6 @@ COMMANDS: tuple[Command, ...] = (
             run_cmd.__doc__ or "", run_cmd.add_arguments, run_cmd.run),
     Command("demo", "run the whole system on embedded defaults",
             demo_cmd.__doc__ or "", demo_cmd.add_arguments, demo_cmd.run),
+    Command("dashboard", "serve the live dashboard and Prometheus /metrics",
+            dashboard_cmd.__doc__ or "", dashboard_cmd.add_arguments, dashboard_cmd.run),
 )

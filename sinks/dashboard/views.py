@@ -1,0 +1,99 @@
+"""The JSON documents behind ``/api/...`` and the live page's events, built from the state.
+
+Every document is built from safe data only: gauges, findings (which by
+contract carry fingerprints, never values) and fingerprinted client views.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from configwatch.contract import SEVERITIES
+from configwatch.records import Finding, Gauge
+from sinks.dashboard.state import DashboardState
+
+__all__ = [
+    "alert_document",
+    "alerts_document",
+    "client_document",
+    "clients_document",
+    "dumps",
+    "gauges_document",
+    "health_document",
+    "parse_severities",
+]
+
+
+def dumps(doc: Any) -> str:
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+
+
+def _gauge(g: Gauge) -> dict[str, Any]:
+    return {
+        "key": g.key,
+        "client_software_name": g.client_software_name,
+        "client_software_version": g.client_software_version,
+        "connections": g.connections,
+        "client_instances": g.client_instances,
+        "updated_at_ms": g.updated_at_ms,
+    }
+
+
+def gauges_document(state: DashboardState) -> dict[str, Any]:
+    """Current gauges and fleet totals (``/api/gauges`` and the ``gauges`` event)."""
+    return {
+        "gauges": [_gauge(g) for g in state.fleet.snapshot()],
+        "fleet": state.fleet.totals().to_dict(),
+        "last_updated_ms": state.fleet.last_updated_ms(),
+        "ready": state.health.ready,
+        "generated_at_ms": int(time.time() * 1000),
+    }
+
+
+def alert_document(f: Finding) -> dict[str, Any]:
+    return f.to_dict()
+
+
+def parse_severities(raw: str | None) -> frozenset[str] | None:
+    """``high,critical`` -> that set; empty/None -> no filter. Raises ValueError for unknown names."""
+    if not raw:
+        return None
+    wanted = frozenset(s.strip().lower() for s in raw.split(",") if s.strip())
+    unknown = wanted - set(SEVERITIES)
+    if unknown:
+        raise ValueError(f"unknown severity {sorted(unknown)[0]!r}; use one of {', '.join(SEVERITIES)}")
+    return wanted or None
+
+
+def alerts_document(state: DashboardState, severities: frozenset[str] | None, limit: int) -> dict[str, Any]:
+    """Recent alerts, newest first (``/api/alerts``)."""
+    return {
+        "alerts": [alert_document(f) for f in state.alerts.recent(severities=severities, limit=limit)],
+        "counts_by_severity": state.alerts.counts_by_severity(),
+        "severity_filter": sorted(severities, key=SEVERITIES.index) if severities else None,
+    }
+
+
+def client_document(state: DashboardState, client_instance_id: str) -> dict[str, Any] | None:
+    """One client instance's latest config and its alerts (``/api/clients/<id>``), or None."""
+    view = state.clients.get(client_instance_id)
+    if view is None:
+        return None
+    doc = view.to_dict()
+    doc["alerts"] = [alert_document(f) for f in state.alerts.recent(client_instance_id=client_instance_id,
+                                                                     limit=50)]
+    return doc
+
+
+def clients_document(state: DashboardState, limit: int) -> dict[str, Any]:
+    """The most recently pushed client instances (``/api/clients``)."""
+    return {"clients": [v.summary() for v in state.clients.recent(limit)], "tracked": len(state.clients)}
+
+
+def health_document(state: DashboardState) -> dict[str, Any]:
+    doc = state.health.to_dict()
+    doc["tracked_clients"] = len(state.clients)
+    doc["recent_alerts"] = len(state.alerts)
+    return doc
