@@ -75,6 +75,35 @@ class Settings:
                                          commands=("dashboard",), metavar="N")
     dashboard_max_alerts: int = setting(2_000, "recent alerts the dashboard keeps for its feed",
                                         commands=("dashboard",), metavar="N")
+    # -- the ingest edge (policy/): PushConfig gateway, ClientConfigPolicy, simulator; see docs/ingest.md
+    gateway_host: str = setting("127.0.0.1", "address the PushConfig gateway listens on (simulate: connects to "
+                                "with --connect)", commands=("gateway", "simulate"), metavar="HOST")
+    gateway_port: int = setting(9192, "port of the PushConfig gateway (0: a free port)",
+                                commands=("gateway", "simulate"), metavar="PORT")
+    gateway_metrics_port: int = setting(9193, "port of the gateway's Prometheus /metrics (0: a free port, "
+                                        "-1: off)", commands=("gateway", "simulate"), metavar="PORT")
+    gateway_broker_id: int = setting(0, "broker_id the gateway writes on its events",
+                                     commands=("gateway", "simulate"), metavar="ID")
+    client_config_policy_class_name: str = setting(
+        "policy.kafka_policy.KafkaTopicPolicy", "client.config.policy.class.name: dotted Python path of the "
+        "ClientConfigPolicy; 'none' disables PushConfig", commands=("gateway", "simulate"), metavar="CLASS")
+    client_config_max_bytes: int = setting(10240, "client.config.max.bytes: larger PushConfig requests get "
+                                           "CONFIG_TOO_LARGE", commands=("gateway", "simulate"), metavar="BYTES")
+    redact_sensitive: bool = setting(True, "redact entries sensitive under the KIP rules before publishing "
+                                     "(value null + fingerprint)", commands=("gateway", "simulate"))
+    policy_buffer_size: int = setting(10000, "events the publisher buffers before it drops (and counts) them",
+                                      commands=("gateway", "simulate"), metavar="N")
+    gateway_max_frame_bytes: int = setting(1048576, "largest request frame the gateway reads; larger closes "
+                                           "the connection", commands=("gateway", "simulate"), metavar="BYTES")
+    gateway_max_connections: int = setting(10000, "open connections the gateway accepts; more are closed at "
+                                           "once", commands=("gateway", "simulate"), metavar="N")
+    gateway_idle_timeout_s: float = setting(600.0, "close a connection idle this long (connections.max.idle.ms)",
+                                            commands=("gateway", "simulate"), metavar="SECONDS")
+    gateway_frame_timeout_s: float = setting(30.0, "close a connection whose started frame is not complete "
+                                             "within this", commands=("gateway", "simulate"), metavar="SECONDS")
+    gateway_push_rate_limit: float = setting(0.0, "PushConfig requests per second accepted (0: unlimited); "
+                                             "beyond it THROTTLING_QUOTA_EXCEEDED with ThrottleTimeMs",
+                                             commands=("gateway", "simulate"), metavar="RATE")
     log_level: str = setting("INFO", "log level", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
 
     def __post_init__(self) -> None:

@@ -1,0 +1,194 @@
+"""The gateway's two APIs, as a broker with a ClientConfigPolicy would answer them.
+
+ApiVersions (v0-v5): KIP-511 fallback for versions above 5 (a v0 response with
+UNSUPPORTED_VERSION listing the ApiVersions range); v3+ software name and version
+checked against the broker's pattern (INVALID_REQUEST, then close); a valid
+request registers the connection. PushConfig is advertised only with a policy.
+
+PushConfig (v0): over ``client.config.max.bytes`` gets CONFIG_TOO_LARGE without
+calling the policy; over the rate limit gets THROTTLING_QUOTA_EXCEEDED with
+ThrottleTimeMs; otherwise the policy's ``process`` runs and its violation text,
+if any, comes back as INVALID_CONFIG + ErrorMessage.
+
+Anything else (unknown API key, unsupported version, PushConfig without a
+policy, undecodable body) closes the connection, as Kafka's broker does.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from configwatch.contract import config_type_from_id, is_valid_software
+from policy.api import ClientConfig, ClientConfigData, ClientConfigPolicy, RequestContext
+from policy.exceptions import PolicyViolationError, ProtocolError
+from policy.gateway.config import GatewayConfig
+from policy.gateway.metrics import GatewayMetrics
+from policy.gateway.registry import ConnectionRegistry
+from policy.gateway.throttle import TokenBucket
+from policy.protocol import (
+    API_VERSIONS_KEY,
+    API_VERSIONS_MAX_VERSION,
+    CONFIG_TOO_LARGE,
+    INVALID_CONFIG,
+    INVALID_REQUEST,
+    NONE,
+    PUSH_CONFIG_KEY,
+    PUSH_CONFIG_MAX_VERSION,
+    THROTTLING_QUOTA_EXCEEDED,
+    UNKNOWN_SERVER_ERROR,
+    UNSUPPORTED_VERSION,
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    PushConfigRequest,
+    PushConfigResponse,
+    decode_message,
+    encode_response,
+    instance_id_or_none,
+    peek_request_header,
+)
+
+__all__ = ["ConnectionState", "Reply", "RequestHandler"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class ConnectionState:
+    """What the gateway learned about one connection so far."""
+
+    connection_id: str
+    client_address: str | None
+    client_id: str | None = None
+    client_software_name: str | None = None
+    client_software_version: str | None = None
+    client_instance_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A framed response to write (or None), and whether to close afterwards and why."""
+
+    response: bytes | None
+    close_reason: str | None = None
+
+
+class RequestHandler:
+    """Answers one request at a time for every connection of a gateway."""
+
+    def __init__(self, config: GatewayConfig, policy: ClientConfigPolicy | None, registry: ConnectionRegistry,
+                 metrics: GatewayMetrics) -> None:
+        self._config = config
+        self._policy = policy
+        self._registry = registry
+        self._metrics = metrics
+        self._bucket = TokenBucket(config.push_rate_limit)
+        keys = [ApiVersionsResponse.ApiVersion(api_key=API_VERSIONS_KEY, min_version=0,
+                                               max_version=API_VERSIONS_MAX_VERSION)]
+        if policy is not None:
+            keys.append(ApiVersionsResponse.ApiVersion(api_key=PUSH_CONFIG_KEY, min_version=0,
+                                                       max_version=PUSH_CONFIG_MAX_VERSION))
+        self._advertised = keys
+
+    def context(self, state: ConnectionState) -> RequestContext:
+        return RequestContext(
+            connection_id=state.connection_id, client_address=state.client_address,
+            listener=self._config.listener, security_protocol=self._config.security_protocol,
+            principal="User:ANONYMOUS", client_id=state.client_id, client_instance_id=state.client_instance_id,
+            client_software_name=state.client_software_name, client_software_version=state.client_software_version,
+            broker_id=self._config.broker_id)
+
+    def handle(self, payload: bytes, state: ConnectionState, received_ms: int) -> Reply:
+        """Answer one request frame. Raises ProtocolError when the bytes are not a request."""
+        header = peek_request_header(payload)
+        key, version = header.request_api_key, header.request_api_version
+        if header.client_id:
+            state.client_id = header.client_id
+        if key == API_VERSIONS_KEY:
+            return self._api_versions(payload, version, header.correlation_id, state)
+        if key == PUSH_CONFIG_KEY and self._policy is not None:
+            return self._push_config(payload, version, header.correlation_id, state, received_ms)
+        self._metrics.requests.labels(api=str(key), outcome="unknown_api").inc()
+        log.info("closing %s: API key %d is not served here", state.connection_id, key)
+        return Reply(None, "unknown_api")
+
+    # -- ApiVersions ---------------------------------------------------------------------------
+    def _api_versions(self, payload: bytes, version: int, correlation_id: int, state: ConnectionState) -> Reply:
+        if not 0 <= version <= API_VERSIONS_MAX_VERSION:
+            # KIP-511: answer v0 with UNSUPPORTED_VERSION and the supported ApiVersions range.
+            self._metrics.requests.labels(api="ApiVersions", outcome="unsupported_version").inc()
+            fallback = ApiVersionsResponse(version=0, error_code=UNSUPPORTED_VERSION, api_keys=self._advertised[:1])
+            return Reply(encode_response(fallback, 0, correlation_id))
+        request = decode_message(ApiVersionsRequest, payload, version)
+        if version >= 3:
+            name, sw_version = request.client_software_name, request.client_software_version
+            if not (name and sw_version and is_valid_software(name) and is_valid_software(sw_version)):
+                self._metrics.requests.labels(api="ApiVersions", outcome="invalid_request").inc()
+                log.info("closing %s: client software name/version fail the KIP-511 pattern", state.connection_id)
+                response = ApiVersionsResponse(version=version, error_code=INVALID_REQUEST, api_keys=[],
+                                               throttle_time_ms=0)
+                return Reply(encode_response(response, version, correlation_id), "invalid_request")
+            state.client_software_name, state.client_software_version = name, sw_version
+        if version >= 5:
+            state.client_instance_id = instance_id_or_none(request.client_instance_id)
+        self._registry.register(self.context(state))
+        self._metrics.requests.labels(api="ApiVersions", outcome="ok").inc()
+        response = ApiVersionsResponse(version=version, error_code=NONE, api_keys=self._advertised,
+                                       throttle_time_ms=0)
+        return Reply(encode_response(response, version, correlation_id))
+
+    # -- PushConfig ----------------------------------------------------------------------------
+    def _push_config(self, payload: bytes, version: int, correlation_id: int, state: ConnectionState,
+                     received_ms: int) -> Reply:
+        assert self._policy is not None
+        if not 0 <= version <= PUSH_CONFIG_MAX_VERSION:
+            self._metrics.requests.labels(api="PushConfig", outcome="unsupported_version").inc()
+            log.info("closing %s: PushConfig v%d is not supported", state.connection_id, version)
+            return Reply(None, "unsupported_version")
+        size = len(payload)
+        limit = self._config.max_config_bytes
+        if size > limit:
+            self._metrics.requests.labels(api="PushConfig", outcome="config_too_large").inc()
+            return self._push_reply(correlation_id, CONFIG_TOO_LARGE,
+                                    f"PushConfig request of {size} bytes exceeds client.config.max.bytes={limit}")
+        wait_ms = self._bucket.acquire()
+        if wait_ms:
+            self._metrics.requests.labels(api="PushConfig", outcome="throttled").inc()
+            return self._push_reply(correlation_id, THROTTLING_QUOTA_EXCEEDED,
+                                    "PushConfig rate limit exceeded", throttle_ms=wait_ms)
+        request = decode_message(PushConfigRequest, payload, version)
+        configs = []
+        for c in request.configs or ():
+            if c.config_key is None or c.config_value is None:
+                raise ProtocolError("PushConfig entry with a null key or value")
+            configs.append(ClientConfig(c.config_key, c.config_value, config_type_from_id(c.config_type),
+                                        bool(c.is_default)))
+        data = ClientConfigData(configs=tuple(configs), timestamp=received_ms, size_bytes=size)
+        started = time.perf_counter()
+        error = False
+        try:
+            violation = self._policy.process(self.context(state), data)
+        except PolicyViolationError as exc:
+            violation = str(exc)
+        except Exception as exc:  # a plugin's failure must not take the connection or the gateway down
+            error = True
+            log.error("ClientConfigPolicy.process() raised %s on %s", type(exc).__name__, state.connection_id)
+            log.debug("process() failure", exc_info=True)
+            violation = None
+        finally:
+            self._metrics.observe_process((time.perf_counter() - started) * 1000.0, error=error)
+        if error:
+            self._metrics.requests.labels(api="PushConfig", outcome="process_error").inc()
+            return self._push_reply(correlation_id, UNKNOWN_SERVER_ERROR, "the client config policy failed")
+        if violation:
+            self._metrics.requests.labels(api="PushConfig", outcome="violation").inc()
+            return self._push_reply(correlation_id, INVALID_CONFIG, violation)
+        self._metrics.requests.labels(api="PushConfig", outcome="ok").inc()
+        return self._push_reply(correlation_id, NONE, None)
+
+    @staticmethod
+    def _push_reply(correlation_id: int, error_code: int, message: str | None, throttle_ms: int = 0) -> Reply:
+        response = PushConfigResponse(version=0, throttle_time_ms=throttle_ms, error_code=error_code,
+                                      error_message=message)
+        return Reply(encode_response(response, 0, correlation_id))

@@ -1,0 +1,140 @@
+"""The gateway's Prometheus metrics, in a CollectorRegistry of its own.
+
+The KIP's client-config metrics: current unique client instance ids; process()
+calls and errors (counters, so Prometheus derives the rates); process() latency
+average (a Summary's sum/count) and maximum (over a sliding window, as Kafka's
+Max stat). Also KIP-511 connections per software name and version, requests
+and connection closes by outcome, and the publisher's event counts. The KIP tags
+latency by client_instance_id; here it is not labelled, to keep the series count
+bounded (one series per client instance would grow without limit).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Summary, start_http_server
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from policy.gateway.registry import ConnectionRegistry
+from policy.publisher import PublisherStats
+
+__all__ = ["GatewayMetrics"]
+
+MAX_WINDOW_S = 30.0
+
+
+class _WindowedMax:
+    """Maximum of the values seen in the current and the previous window (thread-safe)."""
+
+    def __init__(self, window_s: float) -> None:
+        self._window_s = window_s
+        self._lock = threading.Lock()
+        self._start = time.monotonic()
+        self._current = 0.0
+        self._previous = 0.0
+
+    def _roll(self, now: float) -> None:
+        elapsed = now - self._start
+        if elapsed >= 2 * self._window_s:
+            self._previous, self._current, self._start = 0.0, 0.0, now
+        elif elapsed >= self._window_s:
+            self._previous, self._current, self._start = self._current, 0.0, self._start + self._window_s
+
+    def observe(self, value: float) -> None:
+        with self._lock:
+            self._roll(time.monotonic())
+            self._current = max(self._current, value)
+
+    def value(self) -> float:
+        with self._lock:
+            self._roll(time.monotonic())
+            return max(self._current, self._previous)
+
+
+class _StateCollector(Collector):
+    """Reads the registry and the publisher at scrape time."""
+
+    def __init__(self, connections: ConnectionRegistry, stats: Callable[[], PublisherStats] | None) -> None:
+        self._connections = connections
+        self._stats = stats
+
+    def collect(self) -> Iterator[Metric]:
+        sw = GaugeMetricFamily("configwatch_gateway_client_software_connections",
+                               "KIP-511 connections: open registered connections per client software name and "
+                               "version", labels=["client_software_name", "client_software_version"])
+        for (name, version), n in sorted(self._connections.connections_by_software().items()):
+            sw.add_metric([name, version], n)
+        yield sw
+        if self._stats is None:
+            return
+        stats = self._stats()
+        events = GaugeMetricFamily("configwatch_publisher_events",
+                                   "events by type and outcome since start (offered = published + dropped + "
+                                   "failed + still buffered)", labels=["event", "outcome"])
+        for outcome in ("offered", "published", "dropped", "failed"):
+            for event, n in sorted(getattr(stats, outcome).items()):
+                events.add_metric([event, outcome], n)
+        yield events
+        yield GaugeMetricFamily("configwatch_publisher_buffered", "events waiting in the publish buffer",
+                                value=stats.buffered)
+
+
+class GatewayMetrics:
+    """Every metric of one gateway, and the HTTP endpoint that serves them."""
+
+    def __init__(self, connections: ConnectionRegistry, publisher_stats: Callable[[], PublisherStats] | None,
+                 open_sockets: Callable[[], int]) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.process_calls = Counter("configwatch_client_config_process_calls",
+                                     "ClientConfigPolicy.process() invocations", registry=r)
+        self.process_errors = Counter("configwatch_client_config_process_errors",
+                                      "errors preparing for or invoking ClientConfigPolicy.process()", registry=r)
+        self.process_latency = Summary("configwatch_client_config_process_latency_ms",
+                                       "time spent in ClientConfigPolicy.process(), milliseconds (avg = sum/count)",
+                                       registry=r)
+        self._latency_max = _WindowedMax(MAX_WINDOW_S)
+        Gauge("configwatch_client_config_process_latency_max_ms",
+              f"maximum process() time over the last {MAX_WINDOW_S:.0f}-{2 * MAX_WINDOW_S:.0f}s, milliseconds",
+              registry=r).set_function(self._latency_max.value)
+        Gauge("configwatch_client_config_client_instance_ids",
+              "current number of unique client instance ids among open connections",
+              registry=r).set_function(lambda: connections.unique_client_instances)
+        Gauge("configwatch_gateway_open_connections", "open TCP connections", registry=r).set_function(open_sockets)
+        self.requests = Counter("configwatch_gateway_requests", "requests handled, by API and outcome",
+                                ["api", "outcome"], registry=r)
+        self.closes = Counter("configwatch_gateway_connections_closed", "connections ended, by reason",
+                              ["reason"], registry=r)
+        r.register(_StateCollector(connections, publisher_stats))
+        self._http: Any = None
+        self._http_thread: threading.Thread | None = None
+
+    def observe_process(self, latency_ms: float, *, error: bool) -> None:
+        self.process_calls.inc()
+        if error:
+            self.process_errors.inc()
+        self.process_latency.observe(latency_ms)
+        self._latency_max.observe(latency_ms)
+
+    def value(self, name: str, labels: dict[str, str] | None = None) -> float:
+        """One sample's current value (0 when absent); for summaries and tests."""
+        return self.registry.get_sample_value(name, labels or {}) or 0.0
+
+    def serve(self, host: str, port: int) -> int:
+        """Serve /metrics on ``host:port`` (0: a free port) in a daemon thread; returns the port."""
+        self._http, self._http_thread = start_http_server(port, addr=host, registry=self.registry)
+        return int(self._http.server_port)
+
+    def stop(self) -> None:
+        if self._http is not None:
+            self._http.shutdown()
+            self._http.server_close()
+            self._http = None
+        if self._http_thread is not None:
+            self._http_thread.join(5)
+            self._http_thread = None

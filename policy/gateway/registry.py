@@ -1,0 +1,95 @@
+"""The KIP-511 connection registry: who is connected, as learned from ApiVersions.
+
+A connection is registered after its first valid ApiVersions request, which
+publishes ``connection_opened``; when the socket ends, a registered connection
+publishes ``connection_closed``. The registry also answers the KIP metrics'
+questions: open connections per software name and version, and the number of
+unique client instance ids among open connections.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+
+from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, UNKNOWN_SOFTWARE
+from configwatch.records import Event
+from policy.api import RequestContext
+from policy.publisher import EventSink
+
+__all__ = ["ConnectionRegistry"]
+
+log = logging.getLogger(__name__)
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class ConnectionRegistry:
+    """Open, registered connections keyed by connection id (one event loop uses it)."""
+
+    def __init__(self, sink: EventSink | None) -> None:
+        self._sink = sink
+        self._open: dict[str, RequestContext] = {}
+        self._instances: Counter[str] = Counter()
+        self._software: Counter[tuple[str, str]] = Counter()
+
+    def register(self, context: RequestContext) -> bool:
+        """Record a connection's identity; publishes ``connection_opened`` the first time only."""
+        if context.connection_id in self._open:
+            return False
+        self._open[context.connection_id] = context
+        if context.client_instance_id:
+            self._instances[context.client_instance_id] += 1
+        self._software[_software(context)] += 1
+        self._publish(CONNECTION_OPENED, context)
+        return True
+
+    def unregister(self, connection_id: str) -> bool:
+        """Forget a connection; publishes ``connection_closed`` if it was registered."""
+        context = self._open.pop(connection_id, None)
+        if context is None:
+            return False
+        if context.client_instance_id:
+            self._instances[context.client_instance_id] -= 1
+            if self._instances[context.client_instance_id] <= 0:
+                del self._instances[context.client_instance_id]
+        sw = _software(context)
+        self._software[sw] -= 1
+        if self._software[sw] <= 0:
+            del self._software[sw]
+        self._publish(CONNECTION_CLOSED, context)
+        return True
+
+    def context(self, connection_id: str) -> RequestContext | None:
+        return self._open.get(connection_id)
+
+    def update(self, context: RequestContext) -> None:
+        """Replace a registered connection's context (e.g. a later client id)."""
+        if context.connection_id in self._open:
+            self._open[context.connection_id] = context
+
+    @property
+    def open_connections(self) -> int:
+        return len(self._open)
+
+    @property
+    def unique_client_instances(self) -> int:
+        return len(self._instances)
+
+    def connections_by_software(self) -> dict[tuple[str, str], int]:
+        """KIP-511 ``connections`` per (software name, version); absent names count as unknown."""
+        return dict(self._software)
+
+    def _publish(self, event_type: str, context: RequestContext) -> None:
+        if self._sink is None:
+            return
+        event = Event(event=event_type, timestamp_ms=_now_ms(), **context.event_fields())
+        self._sink.offer(event)
+
+
+def _software(context: RequestContext) -> tuple[str, str]:
+    return (context.client_software_name or UNKNOWN_SOFTWARE, context.client_software_version or UNKNOWN_SOFTWARE)
+
