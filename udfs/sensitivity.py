@@ -5,7 +5,8 @@ streaming job (leak detection), so the two can never disagree. The KIP counts
 an entry as sensitive when its ConfigDef type is PASSWORD or CLASS, or its key
 starts with ``sasl.``/``security.``/``ssl.``, contains ``.sasl.``/``.security.``/
 ``.ssl.``, or ends with ``.class``/``.classes``. (Custom keys, also sensitive
-under the KIP, need the known-key catalog and are judged elsewhere.)
+under the KIP, need a client family's known key set: callers judge which keys are
+custom with ``udfs.rules.keysets`` and pass that mask in; the rule id lives here.)
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ __all__ = [
     "KIP_SENSITIVE_PREFIXES",
     "KIP_SENSITIVE_SUFFIXES",
     "KIP_SENSITIVE_TYPES",
+    "RULE_CUSTOM",
     "RULE_INFIX",
     "RULE_PREFIX",
     "RULE_SUFFIX",
     "RULE_TYPE",
+    "kip_sensitive_first",
     "kip_sensitive_reason",
     "kip_sensitive_rules",
 ]
@@ -38,10 +41,15 @@ RULE_TYPE: Final = "kip-sensitive-type"
 RULE_PREFIX: Final = "kip-sensitive-prefix"
 RULE_INFIX: Final = "kip-sensitive-infix"
 RULE_SUFFIX: Final = "kip-sensitive-suffix"
+RULE_CUSTOM: Final = "kip-sensitive-custom"
 
 
-def kip_sensitive_reason(key: str, type_name: str) -> str | None:
-    """The first KIP rule id that makes this entry sensitive, or None."""
+def kip_sensitive_reason(key: str, type_name: str, custom: bool = False) -> str | None:
+    """The first KIP rule id that makes this entry sensitive, or None.
+
+    ``custom`` says the key is outside the client family's known key set; it is
+    judged last, so a custom ``ssl.`` key still reports the prefix rule.
+    """
     if type_name in KIP_SENSITIVE_TYPES:
         return RULE_TYPE
     if key.startswith(KIP_SENSITIVE_PREFIXES):
@@ -50,6 +58,8 @@ def kip_sensitive_reason(key: str, type_name: str) -> str | None:
         return RULE_INFIX
     if key.endswith(KIP_SENSITIVE_SUFFIXES):
         return RULE_SUFFIX
+    if custom:
+        return RULE_CUSTOM
     return None
 
 
@@ -68,3 +78,18 @@ def kip_sensitive_rules(keys: pa.Array, types: pa.Array) -> dict[str, pa.Array]:
         RULE_INFIX: _any([pc.match_substring(keys, s) for s in KIP_SENSITIVE_INFIXES]),
         RULE_SUFFIX: _any([pc.ends_with(keys, s) for s in KIP_SENSITIVE_SUFFIXES]),
     }
+
+
+def kip_sensitive_first(keys: pa.Array, types: pa.Array, custom: pa.Array | None = None) -> pa.Array:
+    """Vectorized :func:`kip_sensitive_reason`: the first rule id per entry, null when none applies."""
+    masks = kip_sensitive_rules(keys, types)
+    ids = [RULE_TYPE, RULE_PREFIX, RULE_INFIX, RULE_SUFFIX]
+    conds = [masks[i] for i in ids]
+    if custom is not None:
+        ids.append(RULE_CUSTOM)
+        conds.append(pc.fill_null(custom, False))
+    cond = pa.StructArray.from_arrays(
+        [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in conds],
+        names=[f"c{i}" for i in range(len(conds))],
+    )
+    return pc.case_when(cond, *[pa.scalar(i, pa.string()) for i in ids])

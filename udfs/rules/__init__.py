@@ -1,0 +1,1 @@
+"""Detection rules: the catalog, known key sets, leak and anomaly detection over batches of pushes."""

@@ -1,0 +1,244 @@
+"""Stateless anomaly rules: boolean masks over the effective values of a whole batch.
+
+Each rule is a vectorized predicate over :class:`udfs.rules.effective.Effective`
+(pandas columns, no loop per push). Where a client adjusts a value itself, the
+rule judges what the client will actually run with:
+
+- Java producer: idempotence is on by default and silently turned off when acks,
+  retries or max.in.flight conflict (``idempotence-implicitly-disabled``); the
+  conflict rules fire only for an explicit ``enable.idempotence=true``. A default
+  ``delivery.timeout.ms`` below linger + request timeout is raised by the client,
+  and a ``reconnect.backoff.ms`` set without a maximum becomes the maximum.
+- librdkafka: with idempotence on it adjusts acks, retries and max.in.flight
+  unless the user set them, so only explicit conflicts count; message.timeout.ms
+  (``delivery.timeout.ms``) 0 means infinite.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from udfs.rules.effective import Effective
+
+__all__ = ["STATELESS_ANOMALIES", "AnomalyRule", "evaluate"]
+
+_BROKER_MIN_SESSION_MS = 6_000
+_BROKER_MAX_SESSION_MS = 1_800_000
+_IDEMPOTENCE_MAX_IN_FLIGHT = 5
+
+
+@dataclass(frozen=True)
+class AnomalyRule:
+    """A rule id, the keys its finding names, and its predicate over the batch."""
+
+    id: str
+    keys: tuple[str, ...]
+    predicate: Callable[[Effective], pd.Series]
+    message: str
+
+
+def _b(series: pd.Series) -> pd.Series:
+    return series.fillna(False).astype(bool)
+
+
+def _is(col: pd.Series, value: bool) -> pd.Series:
+    return _b(col.eq(value))
+
+
+def _producer(e: Effective) -> pd.Series:
+    return ~e.role.isin(["consumer", "admin"])
+
+
+def _consumer(e: Effective) -> pd.Series:
+    return ~e.role.isin(["producer", "admin"])
+
+
+def _classic(e: Effective) -> pd.Series:
+    proto = e.values["group.protocol"].astype("string").str.strip().str.lower()
+    return _b(proto.isna() | (proto == "classic"))
+
+
+def _counts(e: Effective, key: str) -> pd.Series:
+    """librdkafka adjusts conflicting idempotence settings unless the user set them."""
+    return (e.judge != "librdkafka") | e.explicit[key]
+
+
+def _idempotence_on(e: Effective) -> pd.Series:
+    on = _is(e.values["enable.idempotence"], True)
+    return on & ((e.judge != "java") | e.explicit["enable.idempotence"])
+
+
+def _v(e: Effective, key: str) -> pd.Series:
+    return e.values[key]
+
+
+def _idem_acks(e: Effective) -> pd.Series:
+    return _producer(e) & _idempotence_on(e) & _b(_v(e, "acks").isin([0, 1])) & _counts(e, "acks")
+
+
+def _idem_inflight(e: Effective) -> pd.Series:
+    bad = _b(_v(e, "max.in.flight.requests.per.connection") > _IDEMPOTENCE_MAX_IN_FLIGHT)
+    return _producer(e) & _idempotence_on(e) & bad & _counts(e, "max.in.flight.requests.per.connection")
+
+
+def _idem_retries(e: Effective) -> pd.Series:
+    return _producer(e) & _idempotence_on(e) & _b(_v(e, "retries") == 0) & _counts(e, "retries")
+
+
+def _idem_implicit(e: Effective) -> pd.Series:
+    acks = _v(e, "acks")
+    conflict = (_b(acks.notna() & (acks != -1)) | _b(_v(e, "max.in.flight.requests.per.connection") > 5)
+                | _b(_v(e, "retries") == 0))
+    return _producer(e) & (e.judge == "java") & ~e.explicit["enable.idempotence"] & conflict
+
+
+def _txn_no_idem(e: Effective) -> pd.Series:
+    txn = _v(e, "transactional.id").astype("string").str.strip()
+    has_txn = _b(txn.notna() & (txn != ""))
+    off = _is(_v(e, "enable.idempotence"), False) & (e.explicit["enable.idempotence"] | (e.judge == "none"))
+    return _producer(e) & has_txn & off
+
+
+def _acks_zero(e: Effective) -> pd.Series:
+    return _producer(e) & _b(_v(e, "acks") == 0)
+
+
+def _delivery_short(e: Effective) -> pd.Series:
+    dt = _v(e, "delivery.timeout.ms")
+    short = _b(dt < _v(e, "linger.ms") + _v(e, "request.timeout.ms"))
+    infinite = (e.judge == "librdkafka") & _b(dt == 0)
+    return _producer(e) & short & ~infinite & ((e.judge != "java") | e.explicit["delivery.timeout.ms"])
+
+
+def _buffer_batch(e: Effective) -> pd.Series:
+    return _producer(e) & _b(_v(e, "buffer.memory") < _v(e, "batch.size"))
+
+
+def _reconnect(e: Effective) -> pd.Series:
+    inverted = _b(_v(e, "reconnect.backoff.max.ms") < _v(e, "reconnect.backoff.ms"))
+    return inverted & ((e.judge != "java") | e.explicit["reconnect.backoff.max.ms"])
+
+
+def _retry(e: Effective) -> pd.Series:
+    return _b(_v(e, "retry.backoff.max.ms") < _v(e, "retry.backoff.ms"))
+
+
+def _socket(e: Effective) -> pd.Series:
+    return _b(_v(e, "socket.connection.setup.timeout.max.ms") < _v(e, "socket.connection.setup.timeout.ms"))
+
+
+def _hb_session(e: Effective) -> pd.Series:
+    return _consumer(e) & _classic(e) & _b(_v(e, "heartbeat.interval.ms") >= _v(e, "session.timeout.ms"))
+
+
+def _hb_third(e: Effective) -> pd.Series:
+    hb, st = _v(e, "heartbeat.interval.ms"), _v(e, "session.timeout.ms")
+    return _consumer(e) & _classic(e) & _b(hb > st / 3) & _b(hb < st)
+
+
+def _session_bounds(e: Effective) -> pd.Series:
+    st = _v(e, "session.timeout.ms")
+    return _consumer(e) & _classic(e) & _b((st < _BROKER_MIN_SESSION_MS) | (st > _BROKER_MAX_SESSION_MS))
+
+
+def _fetch_wait(e: Effective) -> pd.Series:
+    return _consumer(e) & _b(_v(e, "fetch.max.wait.ms") >= _v(e, "request.timeout.ms"))
+
+
+_CLASSIC_ONLY = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy")
+
+
+def _consumer_protocol(e: Effective) -> pd.Series:
+    proto = _v(e, "group.protocol").astype("string").str.strip().str.lower()
+    explicit_any = e.explicit[list(_CLASSIC_ONLY)].any(axis=1)
+    return _consumer(e) & _b(proto == "consumer") & explicit_any
+
+
+STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
+    AnomalyRule("idempotence-acks", ("enable.idempotence", "acks"), _idem_acks,
+                "enable.idempotence=true with acks={acks}: idempotence needs acks=all"),
+    AnomalyRule("idempotence-max-in-flight", ("enable.idempotence", "max.in.flight.requests.per.connection"),
+                _idem_inflight, "enable.idempotence=true with max.in.flight.requests.per.connection="
+                "{max.in.flight.requests.per.connection}: idempotence needs at most 5"),
+    AnomalyRule("idempotence-retries", ("enable.idempotence", "retries"), _idem_retries,
+                "enable.idempotence=true with retries=0: idempotence needs retries > 0"),
+    AnomalyRule("idempotence-implicitly-disabled",
+                ("enable.idempotence", "acks", "max.in.flight.requests.per.connection", "retries"), _idem_implicit,
+                "default idempotence is silently disabled by acks={acks}, max.in.flight.requests.per.connection="
+                "{max.in.flight.requests.per.connection}, retries={retries}"),
+    AnomalyRule("transactional-without-idempotence", ("transactional.id", "enable.idempotence"), _txn_no_idem,
+                "a transactional.id is set with enable.idempotence=false"),
+    AnomalyRule("acks-zero", ("acks",), _acks_zero, "acks=0: failed writes go unnoticed and retries do not apply"),
+    AnomalyRule("delivery-timeout-too-short", ("delivery.timeout.ms", "linger.ms", "request.timeout.ms"),
+                _delivery_short, "delivery.timeout.ms={delivery.timeout.ms} is below linger.ms={linger.ms} + "
+                "request.timeout.ms={request.timeout.ms}"),
+    AnomalyRule("buffer-below-batch", ("buffer.memory", "batch.size"), _buffer_batch,
+                "buffer.memory={buffer.memory} is below batch.size={batch.size}"),
+    AnomalyRule("reconnect-backoff-inverted", ("reconnect.backoff.max.ms", "reconnect.backoff.ms"), _reconnect,
+                "reconnect.backoff.max.ms={reconnect.backoff.max.ms} is below "
+                "reconnect.backoff.ms={reconnect.backoff.ms}"),
+    AnomalyRule("retry-backoff-inverted", ("retry.backoff.max.ms", "retry.backoff.ms"), _retry,
+                "retry.backoff.max.ms={retry.backoff.max.ms} is below retry.backoff.ms={retry.backoff.ms}"),
+    AnomalyRule("socket-setup-timeout-inverted",
+                ("socket.connection.setup.timeout.max.ms", "socket.connection.setup.timeout.ms"), _socket,
+                "socket.connection.setup.timeout.max.ms={socket.connection.setup.timeout.max.ms} is below "
+                "socket.connection.setup.timeout.ms={socket.connection.setup.timeout.ms}"),
+    AnomalyRule("heartbeat-not-below-session", ("heartbeat.interval.ms", "session.timeout.ms"), _hb_session,
+                "heartbeat.interval.ms={heartbeat.interval.ms} is not below session.timeout.ms={session.timeout.ms}"),
+    AnomalyRule("heartbeat-above-third", ("heartbeat.interval.ms", "session.timeout.ms"), _hb_third,
+                "heartbeat.interval.ms={heartbeat.interval.ms} is above a third of "
+                "session.timeout.ms={session.timeout.ms}"),
+    AnomalyRule("session-timeout-out-of-bounds", ("session.timeout.ms",), _session_bounds,
+                "session.timeout.ms={session.timeout.ms} is outside the broker's default bounds 6000..1800000"),
+    AnomalyRule("fetch-wait-not-below-request-timeout", ("fetch.max.wait.ms", "request.timeout.ms"), _fetch_wait,
+                "fetch.max.wait.ms={fetch.max.wait.ms} is not below request.timeout.ms={request.timeout.ms}"),
+    AnomalyRule("consumer-protocol-ignores-classic-keys", ("group.protocol", *_CLASSIC_ONLY), _consumer_protocol,
+                "group.protocol=consumer ignores the classic-protocol keys set explicitly"),
+)
+
+
+def _shown(value: Any, key: str) -> Any:
+    """A value as findings show it (only non-sensitive, documented keys ever get here)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if key == "acks" and value == -1:
+        return "all"
+    return value
+
+
+_PLACEHOLDER = re.compile(r"\{([a-z.]+)\}")
+
+
+def _text(value: Any) -> str:
+    return "true" if value is True else "false" if value is False else str(value)
+
+
+def _fill(template: str, shown: dict[str, Any]) -> str:
+    def one(match: re.Match[str]) -> str:
+        return _text(shown.get(match.group(1)))
+
+    return _PLACEHOLDER.sub(one, template)
+
+
+def evaluate(eff: Effective) -> pd.DataFrame:
+    """Findings of every stateless anomaly rule: columns row, rule, keys, message, evidence."""
+    rows: list[dict[str, Any]] = []
+    for rule in STATELESS_ANOMALIES:
+        hits = np.flatnonzero(rule.predicate(eff).to_numpy(dtype=bool))
+        for row in hits:
+            keys = [k for k in rule.keys if k in ("enable.idempotence", "group.protocol") or
+                    rule.id != "consumer-protocol-ignores-classic-keys" or bool(eff.explicit.at[row, k])]
+            shown = {k: _shown(eff.values.at[row, k], k) for k in keys}
+            defaulted = sorted(k for k in keys if not bool(eff.sent.at[row, k]))
+            text = _fill(rule.message, shown)
+            rows.append({"row": int(row), "rule": rule.id, "keys": tuple(sorted(keys)), "message": text + ".",
+                         "evidence": {"values": shown, "defaulted": defaulted}})
+    return pd.DataFrame(rows, columns=["row", "rule", "keys", "message", "evidence"])

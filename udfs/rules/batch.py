@@ -1,0 +1,167 @@
+"""One batch of decoded ``config_push`` rows, flattened once for every rule.
+
+``PushBatch.from_pushes`` takes the decoded valid pushes (the columns of
+``udfs.decode``: contract event fields plus ``configs``, a list of entry structs)
+as an Arrow table or a pandas frame, and gives the rules what they share: the
+per-push context, the flattened entries with their push row, each push's key-set
+profile, and identity fields with any secret replaced by its fingerprint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from configwatch.secrets import SecretStr, fingerprint
+from udfs.rules.exceptions import RulesError
+from udfs.rules.keysets import Profile, resolve_profiles
+from udfs.rules.secretscan import scan
+
+__all__ = ["CONFIGS_TYPE", "CONTEXT_COLUMNS", "IDENTITY_FIELDS", "SUBJECT", "PushBatch", "redacted_marker"]
+
+CONFIGS_TYPE = pa.list_(pa.struct([
+    ("key", pa.string()),
+    ("value", pa.string()),
+    ("type", pa.string()),
+    ("is_default", pa.bool_()),
+    ("redacted", pa.bool_()),
+    ("fingerprint", pa.string()),
+]))
+# Event fields a finding copies (contract section 2), then what the rules also need.
+IDENTITY_FIELDS = ("client_instance_id", "client_software_name", "client_software_version", "client_id",
+                   "principal", "client_address")
+CONTEXT_COLUMNS = (*IDENTITY_FIELDS, "connection_id", "timestamp_ms")
+SUBJECT = "subject_fp"
+
+
+def redacted_marker(value: str, key: SecretStr) -> str:
+    """What replaces a secret wherever a finding would otherwise show it."""
+    return f"redacted:{fingerprint(value, key)}"
+
+
+def _to_table(pushes: pa.Table | pd.DataFrame) -> pa.Table:
+    if isinstance(pushes, pd.DataFrame):
+        columns = {}
+        for name in pushes.columns:
+            if name == "configs":
+                columns[name] = pa.array(pushes[name].tolist(), CONFIGS_TYPE)
+            else:
+                columns[name] = pa.array(pushes[name].tolist())
+        return pa.table(columns)
+    return pushes
+
+
+@dataclass(frozen=True)
+class PushBatch:
+    """The shared, flattened view of one batch of pushes."""
+
+    context: pd.DataFrame          # one row per push: CONTEXT_COLUMNS (identity already safe), subject_fp, profile
+    identity_hits: pd.DataFrame    # push row, field, rule, fingerprint: secrets found in identity fields
+    entry_row: np.ndarray          # push row of each entry
+    keys: pa.Array
+    values: pa.Array
+    types: pa.Array
+    is_default: np.ndarray
+    redacted: np.ndarray
+    entry_fingerprints: pa.Array
+    safe_keys: np.ndarray          # key, or its redacted marker when the key itself holds a secret
+    key_secret: pa.Array           # secret rule id found in the key name, or null
+    profile_ids: np.ndarray        # per push: profile id or None
+    profiles: dict[str, Profile]
+
+    @property
+    def n(self) -> int:
+        return len(self.context)
+
+    @classmethod
+    def from_pushes(cls, pushes: pa.Table | pd.DataFrame, key: SecretStr) -> PushBatch:
+        table = _to_table(pushes)
+        if "configs" not in table.column_names:
+            raise RulesError("pushes need a configs column (decoded config_push rows)")
+        n = table.num_rows
+        context = pd.DataFrame({
+            name: pd.Series(table.column(name).to_pylist() if name in table.column_names else [None] * n,
+                            dtype=object)
+            for name in CONTEXT_COLUMNS
+        })
+        configs = table.column("configs").cast(CONFIGS_TYPE).combine_chunks()
+        flat = pc.list_flatten(configs)
+        entry_row = pc.list_parent_indices(configs).to_numpy().astype(np.int64)
+        keys = flat.field("key")
+        safe_keys, key_secret = _safe_keys(keys, key)
+        subject_fp = _subject_fingerprints(context, key)
+        context, identity_hits = _safe_identity(context, key)
+        context[SUBJECT] = subject_fp
+        profile_ids, profiles = resolve_profiles(
+            context["client_software_name"].tolist(), context["client_software_version"].tolist(),
+            entry_row, keys)
+        context["profile"] = profile_ids
+        return cls(
+            context=context, identity_hits=identity_hits, entry_row=entry_row,
+            keys=keys, values=flat.field("value"), types=flat.field("type"),
+            is_default=pc.fill_null(flat.field("is_default"), False).to_numpy(zero_copy_only=False),
+            redacted=pc.fill_null(flat.field("redacted"), False).to_numpy(zero_copy_only=False),
+            entry_fingerprints=flat.field("fingerprint"), safe_keys=safe_keys, key_secret=key_secret,
+            profile_ids=profile_ids, profiles=profiles,
+        )
+
+    def entry_profile_ids(self) -> np.ndarray:
+        return self.profile_ids[self.entry_row] if len(self.entry_row) else np.zeros(0, dtype=object)
+
+
+def _safe_keys(keys: pa.Array, key: SecretStr) -> tuple[np.ndarray, pa.Array]:
+    """Key names as findings may show them: a key that holds a secret becomes its marker."""
+    distinct = pc.unique(keys)
+    found = scan(distinct)
+    hits = pc.fill_null(pc.is_valid(found), False)
+    safe = np.asarray(keys.to_numpy(zero_copy_only=False), dtype=object)
+    per_entry = pa.nulls(len(keys), pa.string())
+    if pc.any(hits).as_py():
+        bad = distinct.filter(hits)
+        lookup = pc.index_in(keys, value_set=bad).to_numpy(zero_copy_only=False)
+        markers = np.array([redacted_marker(k, key) for k in bad.to_pylist()], dtype=object)
+        rules = np.array(found.filter(hits).to_pylist(), dtype=object)
+        is_bad = ~np.isnan(lookup.astype(float))
+        where = lookup[is_bad].astype(np.int64)
+        safe[is_bad] = markers[where]
+        per = np.full(len(keys), None, dtype=object)
+        per[is_bad] = rules[where]
+        per_entry = pa.array(per, pa.string())
+    return safe, per_entry
+
+
+def _subject_fingerprints(context: pd.DataFrame, key: SecretStr) -> np.ndarray:
+    """Fingerprint of each push's alert subject: client_instance_id, else client_id, else connection_id.
+
+    Only the fingerprint travels (into alert ids and Spark state), so a subject that
+    is a secret never does. One HMAC per distinct subject.
+    """
+    subject = context["client_instance_id"].copy()
+    for fallback in ("client_id", "connection_id"):
+        subject = subject.where(subject.notna(), context[fallback])
+    subject = subject.fillna("").astype(str)
+    distinct = subject.drop_duplicates()
+    prints = dict(zip(distinct, (fingerprint(s, key) for s in distinct), strict=True))
+    return subject.map(prints).to_numpy(dtype=object)
+
+
+def _safe_identity(context: pd.DataFrame, key: SecretStr) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Scan every copied identity field; replace a secret with its marker and record the hit."""
+    hits = []
+    safe = context.copy()
+    for name in IDENTITY_FIELDS:
+        found = scan(pa.array(context[name].tolist(), pa.string())).to_numpy(zero_copy_only=False)
+        rows = np.flatnonzero(pd.notna(found))
+        if len(rows) == 0:
+            continue
+        originals = context[name].to_numpy(dtype=object)[rows]
+        prints = [fingerprint(v, key) for v in originals]
+        safe.loc[safe.index[rows], name] = [redacted_marker(v, key) for v in originals]
+        hits.append(pd.DataFrame({"row": rows, "field": name, "rule": found[rows], "fingerprint": prints}))
+    frame = pd.concat(hits, ignore_index=True) if hits else pd.DataFrame(
+        {"row": pd.Series(dtype=np.int64), "field": [], "rule": [], "fingerprint": []})
+    return safe, frame

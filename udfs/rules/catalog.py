@@ -1,0 +1,202 @@
+"""The rule catalog: every detection rule's id, kind, severity, keys, rationale and source.
+
+Findings carry these ids (contract section 2, ``rule``); ``docs/rules.md`` is
+generated from this table (``python -m udfs.rules.docgen``) and a test keeps the
+two in step. The KIP's own sensitivity rule ids come from :mod:`udfs.sensitivity`,
+shared with the ingest policy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from configwatch.contract import SEVERITIES
+from udfs.rules.exceptions import RulesError
+from udfs.sensitivity import RULE_CUSTOM, RULE_INFIX, RULE_PREFIX, RULE_SUFFIX, RULE_TYPE
+
+__all__ = ["ANOMALY", "CATALOG", "SENSITIVE_LEAK", "Rule", "rule"]
+
+SENSITIVE_LEAK: Final = "sensitive_leak"
+ANOMALY: Final = "anomaly"
+
+_KIP = "draft KIP PushConfig / ClientConfigPolicy, section Sensitive Configuration"
+_PRODUCER = "Kafka documentation, Producer Configs"
+_CONSUMER = "Kafka documentation, Consumer Configs"
+_COMMON = "Kafka documentation, Producer/Consumer/Admin Configs (CommonClientConfigs)"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One detection rule as documented in ``docs/rules.md``."""
+
+    id: str
+    kind: str
+    severity: str
+    keys: tuple[str, ...]
+    rationale: str
+    source: str
+    stateful: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in (SENSITIVE_LEAK, ANOMALY):
+            raise RulesError(f"rule {self.id}: unknown kind {self.kind!r}")
+        if self.severity not in SEVERITIES:
+            raise RulesError(f"rule {self.id}: unknown severity {self.severity!r}")
+        if not self.keys:
+            raise RulesError(f"rule {self.id}: a rule reads at least one key")
+
+
+def _leak(rule_id: str, severity: str, keys: tuple[str, ...], rationale: str, source: str) -> Rule:
+    return Rule(rule_id, SENSITIVE_LEAK, severity, keys, rationale, source)
+
+
+def _anomaly(rule_id: str, severity: str, keys: tuple[str, ...], rationale: str, source: str,
+             stateful: bool = False) -> Rule:
+    return Rule(rule_id, ANOMALY, severity, keys, rationale, source, stateful)
+
+
+_ANY = ("*",)
+
+CATALOG: Final[tuple[Rule, ...]] = (
+    # --- sensitive leaks: the KIP's criteria (ids shared with the ingest policy) ---
+    _leak(RULE_TYPE, "high", _ANY,
+          "An entry of ConfigDef type PASSWORD or CLASS was published with its value.",
+          f"{_KIP}: passwords (ConfigDef.Type PASSWORD) and class names (ConfigDef.Type CLASS)"),
+    _leak(RULE_PREFIX, "medium", _ANY,
+          "A key starting with sasl., security. or ssl. was published with its value.",
+          f"{_KIP}: keys starting with sasl., security., or ssl."),
+    _leak(RULE_INFIX, "medium", _ANY,
+          "A key containing .sasl., .security. or .ssl. was published with its value.",
+          f"{_KIP}: keys containing .sasl., .security., or .ssl."),
+    _leak(RULE_SUFFIX, "medium", _ANY,
+          "A key ending in .class or .classes was published with its value.",
+          f"{_KIP}: keys ending in .class or .classes"),
+    _leak(RULE_CUSTOM, "medium", _ANY,
+          "A key outside the client family's known key set was published with its value; "
+          "Kafka cannot tell what custom configuration holds.",
+          f"{_KIP}: custom configuration (used by application, SerDes, etc.)"),
+    _leak("policy-redacted", "low", _ANY,
+          "The client sent a sensitive entry that the ingest policy had to redact: the client's own "
+          "exclusion missed it.",
+          f"{_KIP}: the client logs a warning and does not send a sensitive value; record contract, entry.redacted"),
+    # --- sensitive leaks: secrets found inside values, keys and identity fields ---
+    _leak("secret-private-key", "critical", _ANY,
+          "A PEM private key block appears in a value or key.",
+          "RFC 7468 (PEM textual encoding): -----BEGIN ... PRIVATE KEY-----"),
+    _leak("secret-aws-access-key", "critical", _ANY,
+          "An AWS access key id (AKIA/ASIA/... followed by 16 characters) appears in a value or key.",
+          "AWS IAM documentation, Understanding unique ID prefixes"),
+    _leak("secret-github-token", "critical", _ANY,
+          "A GitHub token (ghp_/gho_/ghu_/ghs_/ghr_ or github_pat_) appears in a value or key.",
+          "GitHub documentation, About authentication to GitHub: GitHub's token formats"),
+    _leak("secret-api-token", "critical", _ANY,
+          "A vendor API token with a documented prefix (Slack xox*, Google AIza, Stripe sk_live_/rk_live_) "
+          "appears in a value or key.",
+          "Slack, Google Cloud and Stripe API key documentation (token prefixes)"),
+    _leak("secret-jwt", "critical", _ANY,
+          "A JSON Web Token (a bearer credential) appears in a value or key.",
+          "RFC 7519 (JWT), compact serialization header.payload.signature"),
+    _leak("secret-url-credentials", "critical", _ANY,
+          "A URL or a bootstrap.servers entry carries user:password@ credentials.",
+          "RFC 3986 section 3.2.1 (userinfo is deprecated for passwords); Kafka bootstrap.servers host:port list"),
+    _leak("secret-password-fragment", "critical", _ANY,
+          "A password=, secret=, token= or api_key= fragment with a literal value (not a ${provider:...} "
+          "reference) appears in a value or key.",
+          "Kafka documentation, sasl.jaas.config (JAAS options username=/password=) and KIP-297 config providers"),
+    _leak("secret-high-entropy", "high", _ANY,
+          "A long, high-entropy token of mixed letters and digits (not a UUID, hex id, host or identifier) "
+          "appears in a value or key.",
+          "Shannon entropy over the token's characters; the same idea as detect-secrets' entropy plugins"),
+    _leak("secret-in-identity", "critical", ("client.id", "principal"),
+          "The event's client id or principal contains a secret (a secret pasted into client.id also "
+          "travels as every request's client id).",
+          "Kafka protocol request header client_id; record contract, event fields client_id and principal"),
+    # --- anomalies: producer ---
+    _anomaly("idempotence-acks", "high", ("enable.idempotence", "acks"),
+             "enable.idempotence=true needs acks=all; with acks 0 or 1 idempotence cannot hold.",
+             f"{_PRODUCER}: enable.idempotence"),
+    _anomaly("idempotence-max-in-flight", "high", ("enable.idempotence", "max.in.flight.requests.per.connection"),
+             "enable.idempotence=true needs max.in.flight.requests.per.connection <= 5.",
+             f"{_PRODUCER}: enable.idempotence"),
+    _anomaly("idempotence-retries", "high", ("enable.idempotence", "retries"),
+             "enable.idempotence=true needs retries > 0.",
+             f"{_PRODUCER}: enable.idempotence"),
+    _anomaly("idempotence-implicitly-disabled", "low",
+             ("enable.idempotence", "acks", "max.in.flight.requests.per.connection", "retries"),
+             "The Java producer silently turns its default idempotence off when acks, retries or "
+             "max.in.flight.requests.per.connection conflict with it.",
+             f"{_PRODUCER}: enable.idempotence (idempotence is disabled if conflicting configurations are set)"),
+    _anomaly("transactional-without-idempotence", "high", ("transactional.id", "enable.idempotence"),
+             "A transactional.id is configured while enable.idempotence=false; transactions need idempotence.",
+             f"{_PRODUCER}: transactional.id"),
+    _anomaly("acks-zero", "medium", ("acks",),
+             "acks=0: the producer never learns about failed writes and retries do not take effect.",
+             f"{_PRODUCER}: acks"),
+    _anomaly("delivery-timeout-too-short", "medium", ("delivery.timeout.ms", "linger.ms", "request.timeout.ms"),
+             "delivery.timeout.ms is below linger.ms + request.timeout.ms.",
+             f"{_PRODUCER}: delivery.timeout.ms"),
+    _anomaly("buffer-below-batch", "medium", ("buffer.memory", "batch.size"),
+             "buffer.memory is smaller than one batch.size, so a full batch can never be buffered.",
+             f"{_PRODUCER}: buffer.memory, batch.size"),
+    # --- anomalies: every client ---
+    _anomaly("reconnect-backoff-inverted", "low", ("reconnect.backoff.max.ms", "reconnect.backoff.ms"),
+             "reconnect.backoff.max.ms is below reconnect.backoff.ms, so the exponential backoff never grows.",
+             f"{_COMMON}: reconnect.backoff.max.ms"),
+    _anomaly("retry-backoff-inverted", "low", ("retry.backoff.max.ms", "retry.backoff.ms"),
+             "retry.backoff.max.ms is below retry.backoff.ms: the maximum is used as a constant backoff.",
+             f"{_COMMON}: retry.backoff.max.ms"),
+    _anomaly("socket-setup-timeout-inverted", "low",
+             ("socket.connection.setup.timeout.max.ms", "socket.connection.setup.timeout.ms"),
+             "socket.connection.setup.timeout.max.ms is below socket.connection.setup.timeout.ms.",
+             f"{_COMMON}: socket.connection.setup.timeout.max.ms"),
+    _anomaly("unknown-key-typo", "medium", _ANY,
+             "An unknown key within edit distance 2 of a known key: a likely typo, which the Java client "
+             "only logs as unused while the intended setting keeps its default.",
+             "Kafka documentation, client configs of the family; AbstractConfig.logUnused"),
+    # --- anomalies: consumer ---
+    _anomaly("heartbeat-not-below-session", "high", ("heartbeat.interval.ms", "session.timeout.ms"),
+             "heartbeat.interval.ms must be lower than session.timeout.ms.",
+             f"{_CONSUMER}: heartbeat.interval.ms"),
+    _anomaly("heartbeat-above-third", "low", ("heartbeat.interval.ms", "session.timeout.ms"),
+             "heartbeat.interval.ms is above 1/3 of session.timeout.ms, so one lost heartbeat risks the session.",
+             f"{_CONSUMER}: heartbeat.interval.ms"),
+    _anomaly("session-timeout-out-of-bounds", "high", ("session.timeout.ms",),
+             "session.timeout.ms is outside the broker's default bounds 6000..1800000 "
+             "(group.min/max.session.timeout.ms); the broker rejects the join.",
+             f"{_CONSUMER}: session.timeout.ms; Broker Configs: group.min.session.timeout.ms, "
+             "group.max.session.timeout.ms"),
+    _anomaly("fetch-wait-not-below-request-timeout", "medium", ("fetch.max.wait.ms", "request.timeout.ms"),
+             "fetch.max.wait.ms is not below request.timeout.ms, so an idle fetch times out before the broker answers.",
+             f"{_CONSUMER}: fetch.max.wait.ms, request.timeout.ms"),
+    _anomaly("consumer-protocol-ignores-classic-keys", "low",
+             ("group.protocol", "session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"),
+             "group.protocol=consumer with session.timeout.ms, heartbeat.interval.ms or "
+             "partition.assignment.strategy set explicitly: the broker owns these under the new protocol.",
+             f"{_CONSUMER}: group.protocol; KIP-848"),
+    # --- anomalies: stateful, over the fleet ---
+    _anomaly("fleet-outlier", "low", _ANY,
+             "A numeric value far outside what peers of the same software family and role use "
+             "(robust median/MAD over the fleet seen so far, minimum peer count).",
+             "configwatch fleet statistics (median absolute deviation, Iglewicz and Hoaglin modified z-score)",
+             stateful=True),
+    _anomaly("group-assignment-drift", "medium", ("group.id", "partition.assignment.strategy"),
+             "Members of one group.id disagree on partition.assignment.strategy; with no common strategy "
+             "the join fails with INCONSISTENT_GROUP_PROTOCOL.",
+             f"{_CONSUMER}: partition.assignment.strategy; Kafka protocol JoinGroup", stateful=True),
+    _anomaly("group-protocol-drift", "low", ("group.id", "group.protocol"),
+             "Members of one group.id disagree on group.protocol (classic vs consumer).",
+             f"{_CONSUMER}: group.protocol; KIP-848 (online migration)", stateful=True),
+)
+
+_BY_ID: Final[dict[str, Rule]] = {r.id: r for r in CATALOG}
+if len(_BY_ID) != len(CATALOG):
+    raise RulesError("duplicate rule id in the catalog")
+
+
+def rule(rule_id: str) -> Rule:
+    """The catalog entry for ``rule_id``; RulesError when there is none."""
+    try:
+        return _BY_ID[rule_id]
+    except KeyError:
+        raise RulesError(f"no rule {rule_id!r} in the catalog") from None

@@ -1,0 +1,262 @@
+"""Known configuration keys of each client software family, with types and documented defaults.
+
+The data files under ``udfs/rules/data/`` (package data) hold the facts: the Java
+producer, consumer, admin and Streams ConfigDefs of Kafka 3.9 and 4.3, and
+librdkafka's CONFIGURATION.md. ``families.json`` maps KIP-511 software names to
+them. A :class:`Profile` is one family key set narrowed to one role (producer,
+consumer, admin, streams, or ``unknown`` when the pushed keys do not tell);
+``resolve_profiles`` picks a profile for every push of a batch from its software
+name, version and keys.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from udfs.rules.exceptions import KeySetError
+
+__all__ = [
+    "ROLES",
+    "UNKNOWN_ROLE",
+    "KeySpec",
+    "Profile",
+    "family_of",
+    "key_set_file",
+    "profile",
+    "resolve_profiles",
+]
+
+ROLES = ("producer", "consumer", "admin", "streams")
+UNKNOWN_ROLE = "unknown"
+_ANY_KEY = "*"
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    """One documented key: its ConfigDef type name and documented default (None: no default)."""
+
+    type: str
+    default: str | None
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One family key set narrowed to one role: what the rules need to judge a push."""
+
+    id: str
+    family: str
+    version: str
+    role: str
+    judge: str
+    keys: Mapping[str, KeySpec]
+    prefixes: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    equivalents: Mapping[str, str] = field(default_factory=dict)
+
+    @functools.cached_property
+    def known_names(self) -> frozenset[str]:
+        return frozenset(self.keys)
+
+    @functools.cached_property
+    def _known_array(self) -> pa.Array:
+        return pa.array(sorted(self.keys), pa.string())
+
+    def known_mask(self, keys: pa.Array) -> pa.Array:
+        """Vectorized: True where a key is known to this profile (Streams' client prefixes included)."""
+        mask = pc.is_in(keys, value_set=self._known_array)
+        for prefix, names in self.prefixes.items():
+            under = pc.starts_with(keys, prefix)
+            if names:
+                stripped = pc.utf8_slice_codeunits(keys, start=len(prefix))
+                under = pc.and_(under, pc.is_in(stripped, value_set=pa.array(sorted(names), pa.string())))
+            mask = pc.or_(mask, under)
+        return pc.fill_null(mask, False)
+
+    def canonical(self, key: str) -> str:
+        """The property an alias stands for (librdkafka's ``linger.ms`` is ``queue.buffering.max.ms``)."""
+        return self.aliases.get(key, key)
+
+    def sources(self, rule_key: str) -> tuple[str, ...]:
+        """Every pushed key that carries the value a rule reads as ``rule_key`` (itself and its aliases)."""
+        target = self.canonical(self.equivalents.get(rule_key, rule_key))
+        names = {target} | {alias for alias, canon in self.aliases.items() if canon == target}
+        if target not in self.keys and not (names & set(self.keys)):
+            return ()
+        return tuple(sorted(names))
+
+    def default(self, rule_key: str) -> str | None:
+        """The documented default the client uses when it did not send ``rule_key``."""
+        target = self.canonical(self.equivalents.get(rule_key, rule_key))
+        spec = self.keys.get(target) or self.keys.get(rule_key)
+        return None if spec is None else spec.default
+
+    def type_of(self, key: str) -> str | None:
+        spec = self.keys.get(self.canonical(key))
+        return None if spec is None else spec.type
+
+
+def _read_json(name: str) -> Any:
+    try:
+        text = resources.files("udfs.rules").joinpath("data").joinpath(name).read_text(encoding="utf-8")
+        return json.loads(text)
+    except (FileNotFoundError, ValueError) as exc:
+        raise KeySetError(f"known-key data file {name} is missing or not JSON: {exc}") from None
+
+
+@functools.cache
+def _families() -> tuple[dict[str, Any], ...]:
+    return tuple(_read_json("families.json")["families"])
+
+
+@functools.cache
+def _key_set(file: str) -> dict[str, Any]:
+    doc = _read_json(file)
+    for required in ("family", "version", "roles"):
+        if required not in doc:
+            raise KeySetError(f"known-key data file {file} lacks {required!r}")
+    return dict(doc)
+
+
+def family_of(software_name: str | None) -> dict[str, Any] | None:
+    """The family entry of ``families.json`` for a KIP-511 software name, or None."""
+    if not software_name:
+        return None
+    for fam in _families():
+        if software_name in fam["names"] or any(software_name.startswith(p) for p in fam["name_prefixes"]):
+            return fam
+    return None
+
+
+def _version_tuple(version: str | None) -> tuple[int, ...] | None:
+    match = re.match(r"^(\d+(?:\.\d+)*)", version or "")
+    return None if match is None else tuple(int(p) for p in match.group(1).split("."))
+
+
+@functools.cache
+def key_set_file(software_name: str | None, software_version: str | None) -> str | None:
+    """The data file describing this software name and version, or None when there is none."""
+    fam = family_of(software_name)
+    if fam is None or not fam["key_sets"]:
+        return None
+    version = _version_tuple(software_version)
+    chosen = fam["key_sets"][-1]["file"]  # unparseable versions get the newest key set
+    if version is not None:
+        for entry in fam["key_sets"]:
+            if version >= (_version_tuple(entry["from_version"]) or (0,)):
+                chosen = entry["file"]
+    return str(chosen)
+
+
+def _specs(raw: Mapping[str, Any]) -> dict[str, KeySpec]:
+    return {k: KeySpec(v["type"], v.get("default"), bool(v.get("required", False))) for k, v in raw.items()}
+
+
+def _judge(file: str) -> str:
+    doc = _key_set(file)
+    for fam in _families():
+        if fam["family"] == doc["family"]:
+            return str(fam["judge"])
+    return "none"
+
+
+@functools.cache
+def profile(file: str, role: str) -> Profile:
+    """The profile of one data file and role; ``unknown`` is the union of roles with agreeing defaults."""
+    doc = _key_set(file)
+    roles: dict[str, Any] = doc["roles"]
+    if role == UNKNOWN_ROLE:
+        merged: dict[str, KeySpec] = {}
+        disagree: set[str] = set()
+        for spec_map in (_specs(r["keys"]) for r in roles.values()):
+            for name, spec in spec_map.items():
+                if name in merged and merged[name].default != spec.default:
+                    disagree.add(name)
+                merged.setdefault(name, spec)
+        keys = {n: (KeySpec(s.type, None) if n in disagree else s) for n, s in merged.items()}
+        prefixes: dict[str, frozenset[str]] = {}
+    elif role in roles:
+        keys = _specs(roles[role]["keys"])
+        prefixes = {}
+        for prefix, target in roles[role].get("client_prefixes", {}).items():
+            prefixes[prefix] = frozenset() if target == _ANY_KEY else frozenset(roles[target]["keys"])
+        if role == "streams":  # Streams also takes every client config unprefixed
+            for other in ("producer", "consumer", "admin"):
+                for name, spec in _specs(roles[other]["keys"]).items():
+                    keys.setdefault(name, spec)
+    else:
+        raise KeySetError(f"{file} has no role {role!r}")
+    base = file.removesuffix(".json")
+    return Profile(
+        id=f"{base}/{role}", family=doc["family"], version=doc["version"], role=role, judge=_judge(file),
+        keys=keys, prefixes=prefixes, aliases=dict(doc.get("aliases", {})),
+        equivalents=dict(doc.get("java_equivalents", {})),
+    )
+
+
+@functools.cache
+def _exclusive(file: str) -> dict[str, pa.Array]:
+    """Per role, the keys no other role of the file knows (they reveal the role)."""
+    roles: dict[str, Any] = _key_set(file)["roles"]
+    out = {}
+    for role, body in roles.items():
+        others = set().union(*(set(b["keys"]) for r, b in roles.items() if r != role))
+        out[role] = pa.array(sorted(set(body["keys"]) - others), pa.string())
+    return out
+
+
+def _infer_roles(file: str, rows: np.ndarray, keys: pa.Array, n: int) -> np.ndarray:
+    """Role per push of one key-set file, from counts of role-exclusive keys (vectorized)."""
+    exclusive = _exclusive(file)
+    score = {r: np.bincount(rows[pc.is_in(keys, value_set=v).to_numpy(zero_copy_only=False)], minlength=n)
+             for r, v in exclusive.items()}
+    admin_known = pc.fill_null(pc.is_in(keys, value_set=profile(file, "admin")._known_array), False)
+    not_admin = np.bincount(rows[~admin_known.to_numpy(zero_copy_only=False)], minlength=n)
+    zeros = np.zeros(n, dtype=np.int64)
+    producer, consumer = score.get("producer", zeros), score.get("consumer", zeros)
+    streams = score.get("streams", zeros)
+    role = np.full(n, UNKNOWN_ROLE, dtype=object)
+    role[(producer == 0) & (consumer == 0) & (not_admin == 0)] = "admin"
+    role[(producer > 0) & (consumer == 0)] = "producer"
+    role[(consumer > 0) & (producer == 0)] = "consumer"
+    role[streams > 0] = "streams"
+    return role
+
+
+def resolve_profiles(software_names: Sequence[str | None], software_versions: Sequence[str | None],
+                     entry_rows: np.ndarray, entry_keys: pa.Array) -> tuple[np.ndarray, dict[str, Profile]]:
+    """A profile id per push (None when its family has no key set), and the profiles by id.
+
+    ``entry_rows[i]`` is the push (row number) of entry ``i`` and ``entry_keys[i]`` its key.
+    Work is per distinct (name, version) pair and per key-set file, never per entry.
+    """
+    n = len(software_names)
+    pairs = pd.DataFrame({"name": pd.Series(list(software_names), dtype=object),
+                          "version": pd.Series(list(software_versions), dtype=object)})
+    distinct = pairs.drop_duplicates()
+    distinct = distinct.assign(file=pd.Series(
+        [key_set_file(a, b) for a, b in distinct.itertuples(index=False, name=None)], index=distinct.index,
+        dtype=object))
+    files = pairs.merge(distinct, on=["name", "version"], how="left")["file"].to_numpy(dtype=object)
+    ids = np.full(n, None, dtype=object)
+    registry: dict[str, Profile] = {}
+    for file in {f for f in files if f is not None}:
+        in_file = files == file
+        entry_mask = in_file[entry_rows] if len(entry_rows) else np.zeros(0, dtype=bool)
+        roles = _infer_roles(file, entry_rows[entry_mask], entry_keys.filter(pa.array(entry_mask)), n)
+        ids[in_file] = np.char.add(file.removesuffix(".json") + "/", roles[in_file].astype(str)).astype(object)
+        for role in set(roles[in_file]):
+            prof = profile(file, str(role))
+            registry[prof.id] = prof
+    return ids, registry

@@ -1,0 +1,117 @@
+"""Sensitive-leak findings of a batch: the KIP's criteria, policy redactions, secrets in values,
+keys and identity fields.
+
+Masks are computed over all entries at once (``udfs.sensitivity`` for the KIP's
+rules, each profile's known-key mask for custom keys, ``secretscan.scan`` for
+secrets); Python only runs per finding, to fingerprint and group. One finding per
+(push, rule) names every key that rule flagged in that push. Values never leave
+this module: evidence holds the HMAC fingerprint of each flagged value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from configwatch.secrets import SecretStr, fingerprint
+from udfs.rules.batch import PushBatch
+from udfs.rules.catalog import rule
+from udfs.rules.secretscan import scan
+from udfs.sensitivity import kip_sensitive_first
+
+__all__ = ["custom_mask", "leak_findings"]
+
+_COLUMNS = ["row", "rule", "keys", "message", "evidence"]
+
+
+def custom_mask(batch: PushBatch) -> np.ndarray:
+    """True for entries whose key is outside the known key set of the push's profile."""
+    out = np.zeros(len(batch.keys), dtype=bool)
+    entry_profiles = batch.entry_profile_ids()
+    for pid, prof in batch.profiles.items():
+        mine = entry_profiles == pid
+        if mine.any():
+            known = prof.known_mask(batch.keys.filter(pa.array(mine))).to_numpy(zero_copy_only=False)
+            out[np.flatnonzero(mine)] = ~known
+    return out
+
+
+def _group(frame: pd.DataFrame) -> pd.DataFrame:
+    """One finding per (row, rule): sorted distinct keys, and every flagged entry in the evidence."""
+    if frame.empty:
+        return pd.DataFrame(columns=_COLUMNS)
+    out = []
+    for _, part in frame.groupby(["row", "rule"], sort=True):
+        row, rule_id = int(part["row"].iloc[0]), str(part["rule"].iloc[0])
+        keys = tuple(sorted(set(part["key"])))
+        entries = [{k: v for k, v in rec.items() if v is not None}
+                   for rec in part[["key", "type", "location", "fingerprint"]].to_dict("records")]
+        shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+        message = f"{rule(rule_id).rationale.rstrip('.')}: {shown}."
+        out.append({"row": row, "rule": rule_id, "keys": keys, "message": message,
+                    "evidence": {"entries": entries}})
+    return pd.DataFrame(out, columns=_COLUMNS)
+
+
+def _fingerprints(values: np.ndarray, key: SecretStr) -> list[str | None]:
+    return [None if v is None else fingerprint(v, key) for v in values]
+
+
+def leak_findings(batch: PushBatch, key: SecretStr, custom: np.ndarray | None = None) -> pd.DataFrame:
+    """Every sensitive-leak finding of the batch (columns row, rule, keys, message, evidence)."""
+    custom = custom_mask(batch) if custom is None else custom
+    values = batch.values
+    published = pc.and_(pc.is_valid(values), pa.array(~batch.redacted)).to_numpy(zero_copy_only=False)
+    kip = kip_sensitive_first(batch.keys, batch.types, pa.array(custom)).to_numpy(zero_copy_only=False)
+    value_secret = scan(values).to_numpy(zero_copy_only=False)
+    key_secret = batch.key_secret.to_numpy(zero_copy_only=False)
+    types = batch.types.to_numpy(zero_copy_only=False)
+    parts = []
+
+    def add(mask: np.ndarray, rules: Any, location: str, prints: list[str | None]) -> None:
+        idx = np.flatnonzero(mask)
+        if len(idx) == 0:
+            return
+        parts.append(pd.DataFrame({
+            "row": batch.entry_row[idx], "rule": rules[idx] if isinstance(rules, np.ndarray) else rules,
+            "key": batch.safe_keys[idx], "type": types[idx], "location": location, "fingerprint": prints,
+        }))
+
+    raw_values = values.to_numpy(zero_copy_only=False)
+    kip_hit = published & pd.notna(kip)
+    add(kip_hit, kip, "value", _fingerprints(raw_values[kip_hit], key))
+    add(batch.redacted, "policy-redacted", "value",
+        list(batch.entry_fingerprints.to_numpy(zero_copy_only=False)[batch.redacted]))
+    value_hit = published & pd.notna(value_secret)
+    add(value_hit, value_secret, "value", _fingerprints(raw_values[value_hit], key))
+    key_hit = pd.notna(key_secret)
+    raw_keys = batch.keys.to_numpy(zero_copy_only=False)
+    add(key_hit, key_secret, "key", _fingerprints(raw_keys[key_hit], key))
+    frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    grouped = _group(frame)
+    identity = _identity_findings(batch)
+    return pd.concat([grouped, identity], ignore_index=True) if not identity.empty else grouped
+
+
+_IDENTITY_KEYS = {"client_id": "client.id"}
+
+
+def _identity_findings(batch: PushBatch) -> pd.DataFrame:
+    hits = batch.identity_hits
+    if hits.empty:
+        return pd.DataFrame(columns=_COLUMNS)
+    out = []
+    for _, fields in hits.groupby("row", sort=True):
+        row = int(fields["row"].iloc[0])
+        names = sorted(fields["field"])
+        keys = tuple(sorted(_IDENTITY_KEYS.get(f, f) for f in names))
+        evidence = {"fields": [{"field": f, "kind": r, "fingerprint": fp}
+                               for f, r, fp in fields[["field", "rule", "fingerprint"]].itertuples(index=False)]}
+        out.append({"row": row, "rule": "secret-in-identity", "keys": keys,
+                    "message": f"a secret was found in the event's {', '.join(names)}; it is shown only as a "
+                               "fingerprint.", "evidence": evidence})
+    return pd.DataFrame(out, columns=_COLUMNS)

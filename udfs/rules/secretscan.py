@@ -1,0 +1,148 @@
+"""Find secrets inside strings, vectorized over a whole Arrow array (RE2 regexes + numpy).
+
+``scan`` returns, for each input string, the catalog rule id of the first secret
+kind found in it (``secret-private-key``, ``secret-aws-access-key``, ...), or null.
+It runs one combined prefilter regex over every value, the per-kind regexes only
+over what passed, and the entropy test only over long mixed-class tokens; no
+Python loop runs per value. What it deliberately does not flag: UUIDs, hex ids and
+hashes (at most two character classes), host:port lists, dotted class names and
+ordinary identifiers (low class-switch rate), and ``${provider:...}`` references.
+"""
+
+from __future__ import annotations
+
+from typing import Final, NamedTuple
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from udfs.rules.entropy import token_stats
+
+__all__ = ["HIGH_ENTROPY", "KINDS", "scan", "scan_strings"]
+
+
+class _Kind(NamedTuple):
+    rule: str
+    pattern: str
+    secret_group: bool  # True: the pattern names the secret part ``s``; placeholders there do not count
+
+
+_NB = r"(?:^|[^A-Za-z0-9_])"   # a left boundary that treats "_" as part of a word
+_NE = r"(?:$|[^A-Za-z0-9_])"
+
+KINDS: Final[tuple[_Kind, ...]] = (
+    _Kind("secret-private-key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", False),
+    _Kind("secret-aws-access-key",
+          r"(?:^|[^A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?:$|[^A-Za-z0-9])", False),
+    _Kind("secret-github-token", _NB + r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{82})" + _NE, False),
+    _Kind("secret-api-token",
+          r"(?:xox[abprs]-[0-9A-Za-z-]{10,}|AIza[0-9A-Za-z_\-]{35}|(?:sk|rk)_live_[0-9A-Za-z]{24,})", False),
+    _Kind("secret-jwt", r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*", False),
+    _Kind("secret-url-credentials",
+          r"(?:[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]+:(?P<s>[^\s/?#@]+)@"
+          r"|(?:^|[\s,;])[^\s,;/?#@:=]+:(?P<t>[^\s,;/?#@]+)@[A-Za-z0-9.\-\[\]]+:[0-9]{1,5})", True),
+    _Kind("secret-password-fragment",
+          r"(?i)(?:password|passwd|pwd|secret|token|api[_.\-]?key|access[_.\-]?key)[\"']?\s*[=:]\s*[\"']?"
+          r"(?P<s>[^\s\"',;&]{3,})", True),
+)
+HIGH_ENTROPY: Final = "secret-high-entropy"
+
+# Placeholders are not secrets: KIP-297 config provider references, masks, templates.
+_PLACEHOLDER = r"^(?:\$\{.*|\*+|\[hidden\]|<[^>]*>|\{\{.*\}\}|%\(.*|x{3,}|\.{3,})$"
+_TOKEN_CHARS = r"A-Za-z0-9+/=_\-"
+_MIN_VALUE_CHARS = 7
+_ENTROPY_MIN_LEN = 20
+_ENTROPY_BITS = 3.6           # bits per character, for tokens of 20..31 characters
+_ENTROPY_BITS_LONG = 4.0      # for tokens of 32 characters and more
+_SWITCH_RATE = 0.38           # share of neighbour pairs changing class
+_LOWER, _UPPER, _DIGIT = 1, 2, 4
+_CERTIFICATE = r"-----BEGIN CERTIFICATE-----"
+
+
+def _strip_names(pattern: str) -> str:
+    return pattern.replace("(?P<s>", "(").replace("(?P<t>", "(")
+
+
+_PREFILTER: Final = "|".join(
+    [f"(?:{_strip_names(k.pattern)})" for k in KINDS] + [f"[{_TOKEN_CHARS}]{{{_ENTROPY_MIN_LEN},}}"]
+)
+
+
+def _as_string_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    if arr.type != pa.string():
+        arr = arr.cast(pa.string())
+    return arr
+
+
+def _placeholder(extracted: pa.StructArray, names: list[str]) -> pa.Array:
+    """True where every captured secret part is a placeholder (or nothing was captured)."""
+    parts = [pc.struct_field(extracted, name) for name in names]
+    parts = [pc.if_else(pc.equal(part, ""), pa.scalar(None, pa.string()), part) for part in parts]
+    secret = parts[0]
+    for other in parts[1:]:
+        secret = pc.coalesce(secret, other)
+    is_placeholder = pc.match_substring_regex(secret, _PLACEHOLDER)
+    return pc.fill_null(is_placeholder, True)
+
+
+def _high_entropy(values: pa.Array) -> np.ndarray:
+    """Per value: True when one of its tokens looks like a random credential."""
+    n = len(values)
+    hit = np.zeros(n, dtype=bool)
+    split = pc.split_pattern_regex(values, pattern=f"[^{_TOKEN_CHARS}]+")
+    tokens = pc.list_flatten(split)
+    owners = pc.list_parent_indices(split).to_numpy()
+    long_enough = pc.greater_equal(pc.utf8_length(tokens), _ENTROPY_MIN_LEN).to_numpy(zero_copy_only=False)
+    if not long_enough.any():
+        return hit
+    tokens = tokens.filter(pa.array(long_enough))
+    owners = owners[long_enough]
+    stats = token_stats(tokens)
+    mixed = (stats.classes & (_LOWER | _UPPER | _DIGIT)) == (_LOWER | _UPPER | _DIGIT)
+    bits = np.where(stats.length >= 32, _ENTROPY_BITS_LONG, _ENTROPY_BITS)
+    random_like = mixed & (stats.entropy >= bits) & (stats.switch_rate >= _SWITCH_RATE)
+    hit[owners[random_like]] = True
+    # A certificate's body is public, not a secret.
+    cert = pc.fill_null(pc.match_substring(values, _CERTIFICATE), False).to_numpy(zero_copy_only=False)
+    return hit & ~cert
+
+
+def scan(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """The rule id of the first secret kind found in each string (null: none, or a null input)."""
+    arr = _as_string_array(values)
+    n = len(arr)
+    out = np.full(n, None, dtype=object)
+    if n == 0:
+        return pa.array(out, pa.string())
+    long_enough = pc.greater_equal(pc.utf8_length(arr), _MIN_VALUE_CHARS)
+    candidate = pc.and_(long_enough, pc.match_substring_regex(arr, _PREFILTER))
+    idx = np.flatnonzero(pc.fill_null(candidate, False).to_numpy(zero_copy_only=False))
+    if len(idx) == 0:
+        return pa.array(out, pa.string())
+    sub = arr.take(pa.array(idx))
+    kinds = np.full(len(idx), None, dtype=object)
+    open_ = np.ones(len(idx), dtype=bool)
+    for kind in KINDS:
+        if not open_.any():
+            break
+        mask = pc.fill_null(pc.match_substring_regex(sub, kind.pattern), False).to_numpy(zero_copy_only=False)
+        mask &= open_
+        if kind.secret_group and mask.any():
+            names = [g for g in ("s", "t") if f"(?P<{g}>" in kind.pattern]
+            extracted = pc.extract_regex(sub, pattern=kind.pattern)
+            mask &= ~_placeholder(extracted, names).to_numpy(zero_copy_only=False)
+        kinds[mask] = kind.rule
+        open_ &= ~mask
+    if open_.any():
+        rest = np.flatnonzero(open_)
+        entropic = _high_entropy(sub.take(pa.array(rest)))
+        kinds[rest[entropic]] = HIGH_ENTROPY
+    out[idx] = kinds
+    return pa.array(out, pa.string())
+
+
+def scan_strings(values: list[str | None]) -> list[str | None]:
+    """Convenience for small Python lists (tests, the bench): ``scan`` over ``pa.array(values)``."""
+    return scan(pa.array(values, pa.string())).to_pylist()
