@@ -53,8 +53,8 @@ def create_topics(bootstrap: str, topics: Topics, partitions: int = 3) -> None:
 
 
 def gauge_record(name: str, version: str, connections: int, instances: int,
-                 updated_at_ms: int = 1_790_000_000_000) -> tuple[bytes, bytes]:
-    g = Gauge(name, version, connections, instances, updated_at_ms)
+                 updated_at_ms: int | None = None) -> tuple[bytes, bytes]:
+    g = Gauge(name, version, connections, instances, updated_at_ms or int(time.time() * 1000))
     return g.key.encode(), g.to_json().encode()
 
 
@@ -64,14 +64,15 @@ def tombstone(name: str, version: str) -> tuple[bytes, None]:
 
 def finding(severity: str = "high", *, rule: str = "test-rule", kind: str = "anomaly",
             client_instance_id: str | None = None, message: str = "A test finding.",
-            detected_at_ms: int | None = None) -> Finding:
+            detected_at_ms: int | None = None, keys: tuple[str, ...] = ("linger.ms",),
+            software: tuple[str, str] = ("apache-kafka-java", "3.9.1"), client_id: str = "orders-app") -> Finding:
     now = int(time.time() * 1000)
     return Finding(
-        alert_id=uuid.uuid4().hex, kind=kind, rule=rule, severity=severity, keys=("linger.ms",),
+        alert_id=uuid.uuid4().hex, kind=kind, rule=rule, severity=severity, keys=keys,
         message=message, event_timestamp_ms=now, detected_at_ms=detected_at_ms or now,
-        evidence={"value": "5"}, client_instance_id=client_instance_id or str(uuid.uuid4()),
-        client_software_name="apache-kafka-java", client_software_version="3.9.1", client_id="orders-app",
-        principal="User:orders",
+        evidence={"keys": list(keys)}, client_instance_id=client_instance_id or str(uuid.uuid4()),
+        client_software_name=software[0], client_software_version=software[1], client_id=client_id,
+        principal=f"User:{client_id.split('-')[0]}",
     )
 
 

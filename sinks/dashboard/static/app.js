@@ -159,7 +159,7 @@ async function openClient(id, quiet) {
       field("pushed", fmtTime(doc.pushed_at_ms)),
       field("entries", `${doc.config_entries} (${doc.sensitive_entries} sensitive)`)),
     h("div", { class: "table-wrap" }, h("table", { class: "data config" },
-      h("thead", {}, h("tr", {}, h("th", { text: "Key" }), h("th", { text: "Value" }), h("th", { text: "Type" }), h("th", { text: "" }))),
+      h("thead", {}, h("tr", {}, h("th", { text: "Key" }), h("th", { text: "Value" }), h("th", { text: "Type" }), h("th", { text: "Default" }))),
       h("tbody", {}, rows))),
     doc.alerts.length ? h("div", { class: "client-alerts" }, h("div", { class: "subhead", text: `Alerts for this client (${doc.alerts.length})` }),
       h("ol", { class: "feed" }, doc.alerts.map(a => alertItem(a, false)))) : null);

@@ -20,10 +20,11 @@ function versionColours(gauges) {
   return colours;
 }
 
-function niceMax(v) {
-  if (v <= 5) return 5;
-  const p = Math.pow(10, Math.floor(Math.log10(v)));
-  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
+/* An axis step of 1, 2 or 5 times a power of ten (whole connections), about five ticks. */
+function niceStep(maxValue) {
+  const raw = Math.max(1, maxValue / 5);
+  const p = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
   return 10 * p;
 }
 
@@ -50,15 +51,17 @@ function renderChart(container, gauges, colours) {
   const plotW = width - labelW - totalW;
   const rowH = 34, barH = 20, top = 6, axisH = 22;
   const height = top + families.length * rowH + axisH;
-  const max = niceMax(Math.max(...families.map(f => f.total)));
+  const step = niceStep(Math.max(...families.map(f => f.total)));
+  const ticks = Math.max(1, Math.ceil(Math.max(...families.map(f => f.total)) / step));
+  const max = step * ticks;
   const x = v => (v / max) * plotW;
 
   const svg = s("svg", { viewBox: `0 0 ${width} ${height}`, height, role: "img",
     "aria-label": "Open connections by client software family, stacked by version" });
-  for (let i = 0; i <= 4; i++) {
-    const gx = labelW + (plotW * i) / 4;
+  for (let i = 0; i <= ticks; i++) {
+    const gx = labelW + (plotW * i) / ticks;
     svg.append(s("line", { class: "axis", x1: gx, x2: gx, y1: top - 2, y2: height - axisH + 4, "stroke-dasharray": i ? "2 3" : null }));
-    svg.append(s("text", { class: "tick", x: gx, y: height - 6, "text-anchor": i === 0 ? "start" : "middle", text: fmtInt(Math.round((max * i) / 4)) }));
+    svg.append(s("text", { class: "tick", x: gx, y: height - 6, "text-anchor": i === 0 ? "start" : "middle", text: fmtInt(step * i) }));
   }
   families.forEach((f, i) => {
     const y = top + i * rowH + (rowH - barH) / 2;
