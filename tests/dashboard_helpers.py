@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 from kafka.admin import KafkaAdminClient, NewTopic
@@ -109,14 +110,14 @@ class HttpResult:
     def text(self) -> str:
         return self.body.decode()
 
-    def json(self) -> object:
+    def json(self) -> Any:
         return json.loads(self.body)
 
 
 def get(url: str, *, token: str | None = None, headers: dict[str, str] | None = None,
         method: str = "GET", body: bytes | None = None) -> HttpResult:
     parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
     hdrs = dict(headers or {})
     if token:
         hdrs["Authorization"] = f"Bearer {token}"
@@ -131,7 +132,7 @@ def read_sse(url: str, until: Callable[[list[tuple[str, str]]], bool], *, timeou
              token: str | None = None) -> tuple[list[tuple[str, str]], str]:
     """Read ``/events`` until ``until(events)`` holds; returns (events, the raw stream text)."""
     parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout_s)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=timeout_s)
     conn.request("GET", parts.path, headers={"Authorization": f"Bearer {token}"} if token else {})
     resp = conn.getresponse()
     assert resp.status == 200, resp.status

@@ -67,8 +67,9 @@ def test_live_page_follows_gauges_and_alerts_without_reload(
     ])])
     now = int(time.time() * 1000)
     seeded = [
-        finding("info", rule="version-outdated", keys=("client.software.version",), software=("apache-kafka-java", "3.6.2"),
-                client_id="billing-etl", message="apache-kafka-java 3.6.2 is three minor releases behind the fleet.",
+        finding("info", rule="version-outdated", keys=("client.software.version",),
+                software=("apache-kafka-java", "3.6.2"), client_id="billing-etl",
+                message="apache-kafka-java 3.6.2 is three minor releases behind the fleet.",
                 detected_at_ms=now - 3_600_000),
         finding("low", rule="anomaly-acks-weak", keys=("acks",), software=("librdkafka", "2.3.0"),
                 client_id="clickstream", message="acks=1 on a producer writing to a replicated topic.",
