@@ -4,8 +4,8 @@ A key the client sent keeps its value; a key it did not send takes the documente
 default of its profile (family, version and role); a redacted value stays unknown.
 The result is a wide, typed pandas frame (one row per push, one column per rule
 key) plus two masks: ``sent`` (the push carried the key) and ``explicit`` (sent with
-``is_default`` false, i.e. the user set it). Built with one pivot and a fill per
-profile, never a loop per entry.
+``is_default`` false, i.e. the user set it). Built with numpy scatter and one fill
+per profile, never a loop per entry.
 """
 
 from __future__ import annotations
@@ -30,9 +30,6 @@ BOOL_KEYS: Final = ("enable.idempotence",)
 STRING_KEYS: Final = ("transactional.id", "group.protocol", "partition.assignment.strategy", "group.id")
 RULE_KEYS: Final = NUMERIC_KEYS + BOOL_KEYS + STRING_KEYS
 
-_REDACTED = "\x00redacted"
-
-
 @dataclass(frozen=True)
 class Effective:
     """Typed effective values per push and rule key, with what was sent and what was set explicitly."""
@@ -44,70 +41,58 @@ class Effective:
     judge: pd.Series         # "java", "librdkafka" or "none" per push
 
 
-def _long_frame(batch: PushBatch) -> pd.DataFrame:
-    """Entries whose key carries a rule key under the push's profile, renamed to that rule key."""
-    frame = pd.DataFrame({
-        "row": batch.entry_row,
-        "key": batch.keys.to_numpy(zero_copy_only=False),
-        "value": batch.values.to_numpy(zero_copy_only=False),
-        "explicit": ~batch.is_default,
-        "redacted": batch.redacted,
-        "profile": batch.entry_profile_ids(),
-    })
-    frame.loc[frame["redacted"] | frame["value"].isna(), "value"] = _REDACTED
-    parts = []
-    # Pushes without a profile: the key names are taken as they are.
-    plain = frame[frame["profile"].isna() & frame["key"].isin(RULE_KEYS)].assign(rule_key=lambda f: f["key"])
-    parts.append(plain)
+_COLUMN: Final = {k: i for i, k in enumerate(RULE_KEYS)}
+
+
+def _rule_key_columns(batch: PushBatch) -> np.ndarray:
+    """Per entry: the column of the rule key it carries under its push's profile, or -1."""
+    keys = pd.Series(batch.keys.to_numpy(zero_copy_only=False), dtype=object)
+    entry_profiles = pd.Series(batch.entry_profile_ids(), dtype=object)
+    column = keys.map(_COLUMN).where(entry_profiles.isna())  # no profile: key names as they are
     for pid, prof in batch.profiles.items():
-        mapping = {src: rk for rk in RULE_KEYS for src in prof.sources(rk)}
-        mine = frame[frame["profile"] == pid]
-        mine = mine.assign(rule_key=mine["key"].map(mapping))
-        parts.append(mine[mine["rule_key"].notna()])
-    return pd.concat(parts, ignore_index=True)
+        mapping = {src: _COLUMN[rk] for rk in RULE_KEYS for src in prof.sources(rk)}
+        mine = (entry_profiles == pid).to_numpy()
+        column[mine] = keys[mine].map(mapping)
+    return column.fillna(-1).to_numpy(dtype=np.int64)
 
 
-def _parse_acks(col: pd.Series) -> pd.Series:
-    text = col.astype("string").str.strip().str.lower()
-    return pd.to_numeric(text.replace({"all": "-1"}), errors="coerce")
-
-
-def _parse_bool(col: pd.Series) -> pd.Series:
-    text = col.astype("string").str.strip().str.lower()
-    return text.map({"true": True, "false": False}).astype(object)
+def _numbers(block: np.ndarray) -> np.ndarray:
+    """Object strings (n x k) to floats, NaN where not a number; ``all`` reads as -1 (acks)."""
+    flat = pd.Series(block.ravel(), dtype=object).astype("string").str.strip().str.lower()
+    flat = flat.mask((flat == "all").fillna(False).astype(bool), "-1")
+    return pd.to_numeric(flat, errors="coerce").to_numpy(dtype=float, na_value=np.nan).reshape(block.shape)
 
 
 def effective(batch: PushBatch) -> Effective:
     """The effective rule-key values of every push in ``batch``."""
-    n = batch.n
-    index = pd.RangeIndex(n)
-    long = _long_frame(batch).drop_duplicates(["row", "rule_key"], keep="last")
-    wide = long.pivot(index="row", columns="rule_key", values="value").reindex(
-        index=index, columns=list(RULE_KEYS)).astype(object)
-    explicit = long.pivot(index="row", columns="rule_key", values="explicit").reindex(
-        index=index, columns=list(RULE_KEYS)).astype("boolean").fillna(False).astype(bool)
-    sent = wide.notna()
-    profile_ids = pd.Series(batch.profile_ids, index=index)
+    n, k = batch.n, len(RULE_KEYS)
+    wide = np.full((n, k), None, dtype=object)
+    sent = np.zeros((n, k), dtype=bool)
+    explicit = np.zeros((n, k), dtype=bool)
+    column = _rule_key_columns(batch)
+    use = np.flatnonzero(column >= 0)  # entry order: a later duplicate key overwrites an earlier one
+    rows, cols = batch.entry_row[use], column[use]
+    values = batch.values.to_numpy(zero_copy_only=False)[use]
+    known = ~batch.redacted[use] & pd.notna(values)
+    wide[rows, cols] = np.where(known, values, None)
+    sent[rows, cols] = True
+    explicit[rows, cols] = ~batch.is_default[use]
     for pid, prof in batch.profiles.items():
-        rows = (profile_ids == pid).to_numpy()
-        for rule_key in RULE_KEYS:
-            default = prof.default(rule_key)
-            if default is None:
-                continue
-            fill = rows & wide[rule_key].isna().to_numpy()
-            if fill.any():
-                wide.loc[fill, rule_key] = default
-    wide = wide.replace(_REDACTED, np.nan)
-    typed = pd.DataFrame(index=index)
-    for rule_key in NUMERIC_KEYS:
-        col = wide[rule_key]
-        typed[rule_key] = _parse_acks(col) if rule_key == "acks" else pd.to_numeric(
-            col.astype("string").str.strip(), errors="coerce").astype(float)
+        defaults = np.array([prof.default(rk) for rk in RULE_KEYS], dtype=object)
+        mine = np.flatnonzero(batch.profile_ids == pid)
+        if len(mine):
+            block = wide[mine]
+            wide[mine] = np.where(sent[mine], block, defaults[None, :])
+    index = pd.RangeIndex(n)
+    numeric = _numbers(wide[:, : len(NUMERIC_KEYS)])
+    typed = pd.DataFrame(numeric, columns=list(NUMERIC_KEYS), index=index)
     for rule_key in BOOL_KEYS:
-        typed[rule_key] = _parse_bool(wide[rule_key])
+        text = pd.Series(wide[:, _COLUMN[rule_key]], dtype=object).astype("string").str.strip().str.lower()
+        typed[rule_key] = text.map({"true": True, "false": False}).astype(object)
     for rule_key in STRING_KEYS:
-        typed[rule_key] = wide[rule_key].astype(object)
+        typed[rule_key] = pd.Series(wide[:, _COLUMN[rule_key]], index=index, dtype=object)
+    profile_ids = pd.Series(batch.profile_ids, index=index, dtype=object)
     role = profile_ids.map({pid: prof.role for pid, prof in batch.profiles.items()}).fillna("none")
     judge = profile_ids.map({pid: prof.judge for pid, prof in batch.profiles.items()}).fillna("none")
-    return Effective(values=typed, sent=sent, explicit=explicit & sent, role=role, judge=judge)
-
+    return Effective(values=typed, sent=pd.DataFrame(sent, columns=list(RULE_KEYS), index=index),
+                     explicit=pd.DataFrame(explicit, columns=list(RULE_KEYS), index=index), role=role, judge=judge)

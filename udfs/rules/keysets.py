@@ -228,8 +228,8 @@ def _infer_roles(file: str, rows: np.ndarray, keys: pa.Array, n: int) -> np.ndar
     streams = score.get("streams", zeros)
     role = np.full(n, UNKNOWN_ROLE, dtype=object)
     role[(producer == 0) & (consumer == 0) & (not_admin == 0)] = "admin"
-    role[(producer > 0) & (consumer == 0)] = "producer"
-    role[(consumer > 0) & (producer == 0)] = "consumer"
+    role[producer > consumer] = "producer"  # the majority of role-revealing keys wins; a tie stays unknown
+    role[consumer > producer] = "consumer"
     role[streams > 0] = "streams"
     return role
 

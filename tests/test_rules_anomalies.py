@@ -1,0 +1,114 @@
+"""Stateless anomaly rules: a positive and a negative case per rule, judged like each client judges."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.rules_helpers import JAVA, JAVA_3, KAFKA_PYTHON, RDKAFKA, by_rule, entry, findings, push, rules_of
+
+G = {"group.id": "orders"}  # makes a Java push a consumer's
+
+CASES: list[tuple[str, tuple[str, str], dict[str, str] | list[dict[str, Any]], bool]] = [
+    ("idempotence-acks", JAVA, {"enable.idempotence": "true", "acks": "1"}, True),
+    ("idempotence-acks", RDKAFKA, {"enable.idempotence": "true", "acks": "0"}, True),
+    ("idempotence-acks", JAVA, {"enable.idempotence": "true", "acks": "all"}, False),
+    ("idempotence-acks", JAVA, {"acks": "1"}, False),  # default idempotence: the Java client turns it off
+    ("idempotence-acks", RDKAFKA, {"enable.idempotence": "true"}, False),  # librdkafka adjusts acks itself
+    ("idempotence-max-in-flight", JAVA, {"enable.idempotence": "true",
+                                         "max.in.flight.requests.per.connection": "6"}, True),
+    ("idempotence-max-in-flight", RDKAFKA, {"enable.idempotence": "true",
+                                            "max.in.flight.requests.per.connection": "10"}, True),
+    ("idempotence-max-in-flight", JAVA, {"enable.idempotence": "true",
+                                         "max.in.flight.requests.per.connection": "5"}, False),
+    ("idempotence-max-in-flight", RDKAFKA, {"enable.idempotence": "true"}, False),  # default 1000000 is adjusted
+    ("idempotence-retries", JAVA, {"enable.idempotence": "true", "retries": "0"}, True),
+    ("idempotence-retries", JAVA, {"enable.idempotence": "true", "retries": "3"}, False),
+    ("idempotence-implicitly-disabled", JAVA, {"acks": "1"}, True),
+    ("idempotence-implicitly-disabled", JAVA, {"max.in.flight.requests.per.connection": "10"}, True),
+    ("idempotence-implicitly-disabled", JAVA, {"acks": "all"}, False),
+    ("idempotence-implicitly-disabled", JAVA, {"enable.idempotence": "false", "acks": "1"}, False),
+    ("idempotence-implicitly-disabled", RDKAFKA, {"acks": "1"}, False),  # librdkafka's default is off
+    ("transactional-without-idempotence", JAVA, {"transactional.id": "tx-1", "enable.idempotence": "false"}, True),
+    ("transactional-without-idempotence", JAVA, {"transactional.id": "tx-1"}, False),
+    ("acks-zero", JAVA, {"acks": "0"}, True),
+    ("acks-zero", KAFKA_PYTHON, {"acks": "0"}, True),  # no key set: sent keys still count
+    ("acks-zero", JAVA, {"acks": "1"}, False),
+    ("acks-zero", JAVA, {**G, "auto.offset.reset": "earliest", "acks": "0"}, False),  # a consumer ignores acks
+    ("acks-zero", JAVA, {**G, "acks": "0"}, True),  # one key each way: role unknown, both rule sets apply
+    ("delivery-timeout-too-short", JAVA, {"delivery.timeout.ms": "1000", "request.timeout.ms": "30000"}, True),
+    ("delivery-timeout-too-short", RDKAFKA, {"delivery.timeout.ms": "1000"}, True),  # alias of message.timeout.ms
+    ("delivery-timeout-too-short", JAVA, {"linger.ms": "100000"}, False),  # a default delivery timeout is raised
+    ("delivery-timeout-too-short", RDKAFKA, {"message.timeout.ms": "0"}, False),  # 0 is infinite
+    ("delivery-timeout-too-short", JAVA_3, {"delivery.timeout.ms": "30004"}, False),  # linger.ms default 0 in 3.9
+    ("delivery-timeout-too-short", JAVA, {"delivery.timeout.ms": "30004"}, True),  # linger.ms default 5 in 4.x
+    ("buffer-below-batch", JAVA, {"buffer.memory": "1000", "batch.size": "16384"}, True),
+    ("buffer-below-batch", JAVA, {"batch.size": "16384"}, False),
+    ("reconnect-backoff-inverted", JAVA, {"reconnect.backoff.ms": "500", "reconnect.backoff.max.ms": "100"}, True),
+    ("reconnect-backoff-inverted", RDKAFKA, {"reconnect.backoff.ms": "20000"}, True),  # default max 10000
+    ("reconnect-backoff-inverted", JAVA, {"reconnect.backoff.ms": "5000"}, False),  # Java makes it the max
+    ("retry-backoff-inverted", JAVA, {"retry.backoff.ms": "5000"}, True),  # default max 1000
+    ("retry-backoff-inverted", JAVA, {"retry.backoff.ms": "500"}, False),
+    ("socket-setup-timeout-inverted", JAVA, {"socket.connection.setup.timeout.ms": "60000"}, True),
+    ("socket-setup-timeout-inverted", JAVA, {"socket.connection.setup.timeout.ms": "5000"}, False),
+    ("heartbeat-not-below-session", JAVA, {**G, "heartbeat.interval.ms": "50000"}, True),  # session default 45000
+    ("heartbeat-not-below-session", JAVA, {**G, "heartbeat.interval.ms": "3000"}, False),
+    ("heartbeat-not-below-session", JAVA, {**G, "group.protocol": "consumer", "heartbeat.interval.ms": "50000"},
+     False),
+    ("heartbeat-above-third", JAVA, {**G, "heartbeat.interval.ms": "20000"}, True),
+    ("heartbeat-above-third", JAVA, {**G, "heartbeat.interval.ms": "15000"}, False),
+    ("session-timeout-out-of-bounds", JAVA, {**G, "session.timeout.ms": "2000000"}, True),
+    ("session-timeout-out-of-bounds", RDKAFKA, {**G, "session.timeout.ms": "5000"}, True),
+    ("session-timeout-out-of-bounds", JAVA, {**G, "session.timeout.ms": "45000"}, False),
+    ("session-timeout-out-of-bounds", JAVA, {"acks": "all", "linger.ms": "5", "session.timeout.ms": "100"},
+     False),  # a producer ignores it
+    ("fetch-wait-not-below-request-timeout", JAVA, {**G, "fetch.max.wait.ms": "30000"}, True),
+    ("fetch-wait-not-below-request-timeout", JAVA, {**G, "fetch.max.wait.ms": "500"}, False),
+    ("consumer-protocol-ignores-classic-keys", JAVA, {**G, "group.protocol": "consumer",
+                                                      "session.timeout.ms": "30000"}, True),
+    ("consumer-protocol-ignores-classic-keys", JAVA,
+     [entry("group.id", "orders"), entry("group.protocol", "consumer"),
+      entry("session.timeout.ms", "45000", "INT", default=True)], False),  # a default, not set by the user
+]
+
+
+@pytest.mark.parametrize(("rule", "software", "configs", "expected"), CASES,
+                         ids=[f"{c[0]}-{i}-{'pos' if c[3] else 'neg'}" for i, c in enumerate(CASES)])
+def test_rule(rule: str, software: tuple[str, str], configs: Any, expected: bool) -> None:
+    rows = findings(push(configs, software))
+    assert (rule in rules_of(rows)) is expected, [r["message"] for r in rows]
+
+
+def test_every_stateless_anomaly_has_a_positive_and_a_negative_case() -> None:
+    from udfs.rules.anomalies import STATELESS_ANOMALIES
+
+    for rule in STATELESS_ANOMALIES:
+        outcomes = {expected for r, _, _, expected in CASES if r == rule.id}
+        assert outcomes == {True, False}, rule.id
+
+
+def test_finding_names_keys_values_and_defaults() -> None:
+    [row] = by_rule(findings(push({"enable.idempotence": "true", "acks": "1"})), "idempotence-acks")
+    assert row["kind"] == "anomaly" and row["severity"] == "high"
+    assert row["keys"] == ["acks", "enable.idempotence"]
+    assert row["message"] == "enable.idempotence=true with acks=1: idempotence needs acks=all."
+    assert row["evidence"] == {"values": {"enable.idempotence": True, "acks": 1}, "defaulted": []}
+
+
+def test_defaulted_keys_are_reported_as_such() -> None:
+    [row] = by_rule(findings(push({**G, "heartbeat.interval.ms": "50000"})), "heartbeat-not-below-session")
+    assert row["evidence"]["defaulted"] == ["session.timeout.ms"]
+    assert row["evidence"]["values"]["session.timeout.ms"] == 45000
+
+
+def test_redacted_values_are_unknown_not_defaulted() -> None:
+    configs = [entry("group.id", "g"), entry("session.timeout.ms", None, "INT", redacted=True, fingerprint="f")]
+    rows = findings(push([*configs, entry("heartbeat.interval.ms", "50000", "INT")]))
+    assert "heartbeat-not-below-session" not in rules_of(rows)
+
+
+def test_one_batch_judges_each_push_by_its_own_profile() -> None:
+    rows = findings(push({"delivery.timeout.ms": "30004"}, JAVA_3), push({"delivery.timeout.ms": "30004"}, JAVA))
+    hits = by_rule(rows, "delivery-timeout-too-short")
+    assert [r["client_software_version"] for r in hits] == [JAVA[1]]
