@@ -4,6 +4,7 @@ feed's de-duplication and bounds, the client LRU, fingerprinting of pushed confi
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -15,7 +16,7 @@ from sinks.dashboard.alerts import AlertFeed, parse_finding
 from sinks.dashboard.changes import Change, ChangeFeed
 from sinks.dashboard.clients import ClientConfigs, ClientView
 from sinks.dashboard.fleet import FleetGauges, parse_gauge
-from sinks.dashboard.redact import safe_view
+from sinks.dashboard.redact import safe_views
 from tests.dashboard_helpers import config_push, finding
 
 KEY = SecretStr("unit-key")
@@ -108,7 +109,7 @@ def test_client_lru_keeps_the_newest_push_and_a_bounded_number_of_instances() ->
     assert [v.client_instance_id for v in lru.recent()] == ["c", "b"]
 
 
-def test_safe_view_fingerprints_sensitive_values_and_keeps_the_rest() -> None:
+def test_safe_views_fingerprint_sensitive_values_and_keep_the_rest() -> None:
     redacted_fp = fingerprint("already-hidden", KEY)
     _key, raw = config_push("c-1", [
         ConfigEntry("acks", "all", "STRING", True),
@@ -117,9 +118,12 @@ def test_safe_view_fingerprints_sensitive_values_and_keeps_the_rest() -> None:
         ConfigEntry("ssl.endpoint.identification.algorithm", "https", "STRING", True),
         ConfigEntry("partitioner.class", "com.acme.P", "CLASS", False),
         ConfigEntry("sasl.login.callback.handler.class", None, "CLASS", True),
+        ConfigEntry("orders.db.dsn", "plain-custom-value", "STRING", False),               # custom key (KIP)
+        ConfigEntry("bootstrap.servers", "SASL_SSL://app:Pa55w0rd-xyz@kafka-1:9093", "LIST", False),  # in a value
+        ConfigEntry("AKIAIOSFODNN7EXAMPLE", "1", "STRING", False),                          # secret as a key name
     ])
-    view = safe_view(raw, KEY)
-    assert view is not None
+    [view] = safe_views([raw], KEY)
+    assert isinstance(view, ClientView)
     shown = {e.key: e.to_dict() for e in view.entries}
     assert shown["acks"] == {"key": "acks", "type": "STRING", "is_default": True, "sensitive": False, "value": "all"}
     assert shown["sasl.jaas.config"]["fingerprint"] == fingerprint("secret-jaas", KEY)
@@ -128,19 +132,38 @@ def test_safe_view_fingerprints_sensitive_values_and_keeps_the_rest() -> None:
     assert shown["ssl.endpoint.identification.algorithm"]["reason"] == "kip-sensitive-prefix"
     assert shown["partitioner.class"]["reason"] == "kip-sensitive-type"
     assert shown["sasl.login.callback.handler.class"]["fingerprint"] is None  # no value, nothing to hash
-    assert "secret-jaas" not in repr(view) and "com.acme.P" not in repr(view)
-    assert view.summary()["sensitive_entries"] == 5
+    assert shown["orders.db.dsn"]["reason"] == "kip-sensitive-custom"
+    assert shown["bootstrap.servers"] == {
+        "key": "bootstrap.servers", "type": "LIST", "is_default": False, "sensitive": True,
+        "fingerprint": fingerprint("SASL_SSL://app:Pa55w0rd-xyz@kafka-1:9093", KEY), "reason": "secret-url-credentials"}
+    hidden_key = f"redacted:{fingerprint('AKIAIOSFODNN7EXAMPLE', KEY)}"
+    assert shown[hidden_key]["reason"] == "secret-aws-access-key"
+    for raw_value in ("secret-jaas", "com.acme.P", "plain-custom-value", "Pa55w0rd", "AKIAIOSFODNN7EXAMPLE"):
+        assert raw_value not in repr(view)
+    assert view.summary()["sensitive_entries"] == 8
 
 
-def test_safe_view_ignores_connection_events_and_rejects_bad_records() -> None:
-    assert safe_view(b'{"schema_version":1,"event":"connection_opened","timestamp_ms":1,"connection_id":"c"}',
-                     KEY) is None
-    with pytest.raises(ContractError) as bad:
-        safe_view(b'{"schema_version":1,"event":"config_push","configs":[{"key":"k","value":"secret"}]}', KEY)
-    assert "secret" not in str(bad.value)
-    with pytest.raises(ContractError) as not_json:
-        safe_view(b'{"value": "secret', KEY)
-    assert not_json.value.reason == "not_json" and not_json.value.__cause__ is None
+def test_safe_views_hide_secrets_in_identity_fields() -> None:
+    event = json.loads(config_push("c-2", [ConfigEntry("acks", "all", "STRING", True)])[1])
+    event["client_id"] = "svc token=ghp_0123456789abcdefghijABCDEFGHIJ012345"
+    [view] = safe_views([json.dumps(event).encode()], KEY)
+    assert isinstance(view, ClientView)
+    assert view.client_id is not None and view.client_id.startswith("redacted:")
+    assert "ghp_" not in repr(view)
+
+
+def test_safe_views_ignore_connection_events_and_reject_bad_records() -> None:
+    results = safe_views([
+        b'{"schema_version":1,"event":"connection_opened","timestamp_ms":1,"connection_id":"c"}',
+        b'{"schema_version":1,"event":"config_push","configs":[{"key":"k","value":"secret"}]}',
+        b'{"value": "secret',
+        config_push("c-3", [])[1],
+    ], KEY)
+    assert results[0] is None
+    assert isinstance(results[1], ContractError) and "secret" not in str(results[1])
+    assert isinstance(results[2], ContractError) and results[2].reason == "not_json"
+    assert results[2].__cause__ is None and results[2].__context__ is None
+    assert isinstance(results[3], ClientView) and results[3].entries == ()
 
 
 def test_change_feed_wakes_waiters_and_signals_resync() -> None:

@@ -6,7 +6,6 @@ serves a live page, JSON endpoints and metrics. See ``docs/dashboard.md``.
 """
 
 from sinks.dashboard.exceptions import DashboardError, UnsafeBindError
-from sinks.dashboard.redact import Judge, kip_judge
 from sinks.dashboard.service import DashboardConfig, DashboardService
 from sinks.dashboard.state import Topics
 
@@ -14,8 +13,6 @@ __all__ = [
     "DashboardConfig",
     "DashboardError",
     "DashboardService",
-    "Judge",
     "Topics",
     "UnsafeBindError",
-    "kip_judge",
 ]

@@ -15,7 +15,6 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from kafka import KafkaConsumer, TopicPartition
@@ -27,7 +26,7 @@ from configwatch.secrets import SecretStr
 from sinks.dashboard.alerts import parse_finding
 from sinks.dashboard.exceptions import DashboardError
 from sinks.dashboard.fleet import FLEET_TOTAL_KEYS, parse_gauge
-from sinks.dashboard.redact import Judge, kip_judge, safe_view
+from sinks.dashboard.redact import safe_views
 from sinks.dashboard.state import DashboardState
 from sinks.dashboard.views import alert_document, dumps, gauges_document
 
@@ -43,12 +42,11 @@ class FeedConsumer:
     """Start with :meth:`start`, stop with :meth:`stop`; state is read through ``state``."""
 
     def __init__(self, bootstrap_servers: str, state: DashboardState, fingerprint_key: SecretStr, *,
-                 judges: Sequence[Judge] = (kip_judge,), poll_ms: int = 100,
+                 poll_ms: int = 100,
                  discover_every_s: float = 2.0, lag_every_s: float = 1.0) -> None:
         self._bootstrap = bootstrap_servers
         self._state = state
         self._key = fingerprint_key
-        self._judges = tuple(judges)
         self._poll_ms = poll_ms
         self._discover_every_s = discover_every_s
         self._lag_every_s = lag_every_s
@@ -159,7 +157,7 @@ class FeedConsumer:
         topics = self._state.topics
         gauges_changed = False
         new_alerts: list[Finding] = []
-        changed_clients: list[str] = []
+        pushes: list[tuple[TopicPartition, Any]] = []
         for tp, records in batch.items():
             for rec in records:
                 if tp.topic == topics.gauges:
@@ -168,10 +166,11 @@ class FeedConsumer:
                     finding = self._on_alert(tp, rec)
                     if finding is not None:
                         new_alerts.append(finding)
-                elif tp.topic == topics.configs:
-                    ident = self._on_config(tp, rec)
-                    if ident is not None:
-                        changed_clients.append(ident)
+                elif rec.value is None or b"config_push" not in rec.value:
+                    self._state.health.count(tp.topic, "ignored")  # connection events: not for the drill-down
+                else:
+                    pushes.append((tp, rec))
+        changed_clients = self._on_configs(pushes) if pushes else []
         self._publish(gauges_changed, new_alerts, changed_clients)
 
     def _invalid(self, tp: TopicPartition, rec: Any, why: str) -> None:
@@ -208,20 +207,20 @@ class FeedConsumer:
         self._state.health.count(tp.topic, "ok")
         return finding if self._state.alerts.add(finding) else None
 
-    def _on_config(self, tp: TopicPartition, rec: Any) -> str | None:
-        if rec.value is None or b"config_push" not in rec.value:
-            self._state.health.count(tp.topic, "ignored")
-            return None
-        try:
-            view = safe_view(rec.value, self._key, self._judges)
-        except ContractError as exc:
-            self._invalid(tp, rec, exc.reason)
-            return None
-        if view is None:
-            self._state.health.count(tp.topic, "ignored")
-            return None
-        self._state.health.count(tp.topic, "ok")
-        return view.client_instance_id if self._state.clients.put(view) else None
+    def _on_configs(self, pushes: list[tuple[TopicPartition, Any]]) -> list[str]:
+        """Judge the batch's pushes in one pass; keep only their safe views."""
+        changed: list[str] = []
+        results = safe_views([rec.value for _tp, rec in pushes], self._key)
+        for (tp, rec), result in zip(pushes, results, strict=True):
+            if isinstance(result, ContractError):
+                self._invalid(tp, rec, result.reason)
+            elif result is None:
+                self._state.health.count(tp.topic, "ignored")
+            else:
+                self._state.health.count(tp.topic, "ok")
+                if self._state.clients.put(result):
+                    changed.append(result.client_instance_id)
+        return changed
 
     def _publish(self, gauges_changed: bool, new_alerts: list[Finding], changed_clients: list[str]) -> None:
         changes = self._state.changes

@@ -1,82 +1,121 @@
-"""Turn a ``config_push`` record into a :class:`ClientView` that holds no sensitive value.
+"""Turn ``config_push`` records into :class:`ClientView` objects that hold no sensitive value.
 
-Sensitivity is judged with the shared rules (``udfs.sensitivity``: the draft
-KIP's type/prefix/infix/suffix rules). A sensitive value is replaced by its
-fingerprint (``configwatch.secrets.fingerprint``) here, inside one call: the raw
-record is parsed, each entry judged, and only the safe view leaves this module.
-Entries the ingest policy already redacted carry their fingerprint with them.
+Sensitivity is judged exactly as the streaming job judges leaks, with the shared
+rules: ``udfs.sensitivity`` (the draft KIP's type/prefix/infix/suffix rules, and
+custom keys outside the client family's known key set from ``udfs.rules.keysets``)
+and ``udfs.rules.secretscan`` (secrets inside values, inside key names, and inside
+copied identity fields such as ``client.id``). A sensitive value is replaced by its
+fingerprint (``configwatch.secrets.fingerprint``) inside :func:`safe_views`: the raw
+records are parsed, judged in one vectorized pass over the whole poll batch, and
+only the safe views leave this module. Entries the ingest policy already redacted
+carry their fingerprint with them.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
 
 from configwatch.contract import CONFIG_PUSH
 from configwatch.errors import ContractError
-from configwatch.records import ConfigEntry, Event
+from configwatch.records import Event
 from configwatch.secrets import SecretStr, fingerprint
 from sinks.dashboard.clients import ClientView, SafeEntry
-from udfs.sensitivity import kip_sensitive_reason
+from udfs.rules.batch import CONFIGS_TYPE, CONTEXT_COLUMNS, PushBatch
+from udfs.rules.leaks import custom_mask
+from udfs.rules.secretscan import scan
+from udfs.sensitivity import kip_sensitive_first
 
-__all__ = ["REDACTED_BY_POLICY", "Judge", "kip_judge", "safe_view"]
+__all__ = ["REDACTED_BY_POLICY", "safe_views"]
 
 REDACTED_BY_POLICY = "redacted"
+_NOT_JSON = object()
 
-# A judge looks at one entry (key, ConfigDef type, value) and returns the id of the
-# rule that makes it sensitive, or None.
-Judge = Callable[[str, str, str | None], str | None]
-
-
-def kip_judge(key: str, type_name: str, value: str | None) -> str | None:
-    """The draft KIP's rules: PASSWORD/CLASS types and sasl./security./ssl. keys, .class(es) suffixes."""
-    return kip_sensitive_reason(key, type_name)
+# One result per input record: a safe view, None (not a config_push), or the contract error.
+Result = ClientView | ContractError | None
 
 
-def _safe_entry(entry: ConfigEntry, judges: Sequence[Judge], key: SecretStr) -> SafeEntry:
-    if entry.redacted:
-        return SafeEntry(entry.key, entry.type, entry.is_default, None, True, entry.fingerprint,
-                         REDACTED_BY_POLICY)
-    reason = None
-    for judge in judges:
-        reason = judge(entry.key, entry.type, entry.value)
-        if reason is not None:
-            break
-    if reason is None:
-        return SafeEntry(entry.key, entry.type, entry.is_default, entry.value, False)
-    digest = fingerprint(entry.value, key) if entry.value is not None else None
-    return SafeEntry(entry.key, entry.type, entry.is_default, None, True, digest, reason)
-
-
-def safe_view(raw: bytes, key: SecretStr, judges: Sequence[Judge] = (kip_judge,)) -> ClientView | None:
-    """The safe view of one input record, or None when it is not a ``config_push``.
-
-    Raises :class:`ContractError` when the record breaks the contract. The raw
-    values live only in this call's locals.
-    """
+def _parse(raw: bytes) -> Event:
     try:
         obj = json.loads(raw)
     except (UnicodeDecodeError, ValueError):
-        # ``from None``: a JSONDecodeError carries the whole document, secrets included.
-        raise ContractError("not_json", "the record is not UTF-8 JSON") from None
-    event = Event.from_dict(obj)
-    if event.event != CONFIG_PUSH:
-        return None
-    ident = event.client_instance_id or event.connection_id
-    if not ident:
-        raise ContractError("no_client_identity", "a config_push without client_instance_id or connection_id")
-    entries = tuple(_safe_entry(e, judges, key) for e in event.configs or ())
-    return ClientView(
-        client_instance_id=ident,
-        timestamp_ms=event.timestamp_ms,
-        entries=entries,
-        client_software_name=event.client_software_name,
-        client_software_version=event.client_software_version,
-        client_id=event.client_id,
-        principal=event.principal,
-        client_address=event.client_address,
-        listener=event.listener,
-        security_protocol=event.security_protocol,
-        connection_id=event.connection_id,
-        broker_id=event.broker_id,
-    )
+        obj = _NOT_JSON
+    if obj is _NOT_JSON:
+        # Raised outside the handler: a JSONDecodeError holds the whole document, secrets included,
+        # and must not ride along as this error's context.
+        raise ContractError("not_json", "the record is not UTF-8 JSON")
+    return Event.from_dict(obj)
+
+
+def _table(pushes: Sequence[Event]) -> pa.Table:
+    columns = {name: pa.array([getattr(e, name) for e in pushes], pa.int64() if name == "timestamp_ms"
+                              else pa.string()) for name in CONTEXT_COLUMNS}
+    columns["configs"] = pa.array([[entry.to_dict() | {"redacted": entry.redacted} for entry in e.configs or ()]
+                                   for e in pushes], CONFIGS_TYPE)
+    return pa.table(columns)
+
+
+def safe_views(raws: Sequence[bytes], key: SecretStr) -> list[Result]:
+    """Judge a batch of input records at once; the raw values live only in this call."""
+    results: list[Result] = [None] * len(raws)
+    pushes: list[Event] = []
+    slots: list[int] = []
+    for i, raw in enumerate(raws):
+        try:
+            event = _parse(raw)
+        except ContractError as exc:
+            results[i] = exc
+            continue
+        if event.event == CONFIG_PUSH:
+            pushes.append(event)
+            slots.append(i)
+    if not pushes:
+        return results
+    batch = PushBatch.from_pushes(_table(pushes), key)
+    kip = kip_sensitive_first(batch.keys, batch.types, pa.array(custom_mask(batch))).to_pylist()
+    in_value = scan(batch.values).to_pylist()
+    in_key = batch.key_secret.to_pylist()
+    values = batch.values.to_pylist()
+    types = batch.types.to_pylist()
+    prints = batch.entry_fingerprints.to_pylist()
+    entries: list[list[SafeEntry]] = [[] for _ in pushes]
+    for j, row in enumerate(batch.entry_row.tolist()):
+        shown_key = str(batch.safe_keys[j])
+        is_default = bool(batch.is_default[j])
+        if batch.redacted[j]:
+            entries[row].append(SafeEntry(shown_key, types[j], is_default, None, True, prints[j], REDACTED_BY_POLICY))
+            continue
+        reason = in_key[j] or kip[j] or in_value[j]
+        value = values[j]
+        if reason is None:
+            entries[row].append(SafeEntry(shown_key, types[j], is_default, value, False))
+        else:
+            digest = fingerprint(value, key) if value is not None else None
+            entries[row].append(SafeEntry(shown_key, types[j], is_default, None, True, digest, reason))
+    # Identity fields with any secret already replaced by its marker.
+    context: list[dict[Any, Any]] = batch.context.to_dict("records")
+    for row, (slot, event) in enumerate(zip(slots, pushes, strict=True)):
+        safe = context[row]
+        ident = safe["client_instance_id"] or event.connection_id
+        if not ident:
+            results[slot] = ContractError("no_client_identity",
+                                          "a config_push without client_instance_id or connection_id")
+            continue
+        results[slot] = ClientView(
+            client_instance_id=str(ident),
+            timestamp_ms=event.timestamp_ms,
+            entries=tuple(entries[row]),
+            client_software_name=safe["client_software_name"],
+            client_software_version=safe["client_software_version"],
+            client_id=safe["client_id"],
+            principal=safe["principal"],
+            client_address=safe["client_address"],
+            listener=event.listener,
+            security_protocol=event.security_protocol,
+            connection_id=event.connection_id,
+            broker_id=event.broker_id,
+        )
+    return results

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from configwatch.secrets import SecretStr
@@ -12,7 +11,6 @@ from sinks.dashboard.auth import Authenticator, require_safe_bind
 from sinks.dashboard.consumer import FeedConsumer
 from sinks.dashboard.exceptions import DashboardError
 from sinks.dashboard.metrics import DashboardCollector, build_registry
-from sinks.dashboard.redact import Judge, kip_judge
 from sinks.dashboard.server import DashboardHTTPServer, load_assets
 from sinks.dashboard.state import DashboardState, Topics
 
@@ -34,7 +32,6 @@ class DashboardConfig:
     max_clients: int = 10_000
     max_alerts: int = 2_000
     max_series: int = 1_000
-    judges: Sequence[Judge] = (kip_judge,)
 
 
 class DashboardService:
@@ -44,8 +41,7 @@ class DashboardService:
         require_safe_bind(config.host, config.token)
         self.config = config
         self.state = DashboardState(config.topics, max_clients=config.max_clients, max_alerts=config.max_alerts)
-        self._consumer = FeedConsumer(config.bootstrap_servers, self.state, config.fingerprint_key,
-                                      judges=config.judges)
+        self._consumer = FeedConsumer(config.bootstrap_servers, self.state, config.fingerprint_key)
         self._server: DashboardHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
