@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from udfs.rules.effective import Effective
+from udfs.rules.effective import STRING_KEYS, Effective
 
 __all__ = ["STATELESS_ANOMALIES", "AnomalyRule", "evaluate"]
 
@@ -203,10 +203,20 @@ STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
 )
 
 
+_ENUMS = {"group.protocol": ("classic", "consumer")}
+
+
 def _shown(value: Any, key: str) -> Any:
-    """A value as findings show it (only non-sensitive, documented keys ever get here)."""
+    """A value as findings show it: numbers, booleans and known enum words only.
+
+    Free-text keys (``transactional.id``, ``partition.assignment.strategy``) show as
+    ``"set"``: their text could hold anything, and the rules only need to know they are set.
+    """
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return None
+    if key in STRING_KEYS:
+        text = str(value).strip().lower()
+        return text if text in _ENUMS.get(key, ()) else "set"
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if key == "acks" and value == -1:

@@ -1,9 +1,10 @@
 """Fleet outliers: a numeric value far outside what peers of the same family and role use.
 
 State per (peer group, key) is a :class:`NumericSummary`: a histogram of
-``sign(x) * log10(1 + |x|)`` in fixed-width buckets (0.01 = about 2.3% relative
-precision), so it is small (bounded bucket count), mergeable (add the counts) and
-JSON-serializable for Spark state. Median and MAD come from the histogram.
+``sign(x) * log10(1 + |x|)`` in fixed-width buckets (0.001 = about 0.23% relative
+precision; past 512 buckets the width doubles until it fits), so it is small,
+mergeable (add the counts) and JSON-serializable for Spark state. Median and MAD
+come from the histogram.
 
 A value is an outlier when at least ``MIN_PEERS`` values were seen for its key and
 peer group (this batch included), its modified z-score 0.6745 * |y - median| / MAD
@@ -32,7 +33,7 @@ __all__ = ["MIN_PEERS", "NumericSummary", "fleet_observations", "score_group", "
 MIN_PEERS = 10
 Z_THRESHOLD = 3.5
 MIN_LOG_DISTANCE = 1.0
-BUCKET_WIDTH = 0.01
+BUCKET_WIDTH = 0.001
 MAX_BUCKETS = 512
 _NUMERIC_TYPES = ("INT", "LONG", "SHORT", "DOUBLE")
 _EXCLUDED = frozenset({"acks"})
