@@ -34,6 +34,9 @@ __all__ = [
 ]
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
 def _check_type(obj: Mapping[str, Any], spec: FieldSpec, where: str) -> None:
     value = obj.get(spec.name)
     if value is None:
@@ -43,6 +46,9 @@ def _check_type(obj: Mapping[str, Any], spec: FieldSpec, where: str) -> None:
     ok = isinstance(value, spec.json_type)
     if spec.json_type is int and isinstance(value, bool):
         ok = False  # JSON true/false is not an int in the contract.
+    if ok and spec.json_type is int and not _INT64_MIN <= value <= _INT64_MAX:
+        # Every contract int is a signed int64 (the decoded column type).
+        raise ContractError(f"wrong_type:{where}{spec.name}", f"{where}{spec.name} is outside the int64 range")
     if not ok:
         raise ContractError(
             f"wrong_type:{where}{spec.name}",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from configwatch.contract import ALERTS_TOPIC, GAUGES_TOPIC, INPUT_TOPIC
+from configwatch.contract import ALERTS_TOPIC, GAUGES_TOPIC, INPUT_TOPIC, QUARANTINE_TOPIC
 from configwatch.errors import UsageError
 from configwatch.paths import cache_dir, default_checkpoint_root
 from configwatch.secrets import SecretStr
@@ -62,8 +62,34 @@ class Settings:
         None, "per-deployment HMAC key for fingerprints (default: a random key kept in "
         "<cache>/fingerprint.key); prefer the environment variable", commands=(), metavar="KEY")
     gauges_topic: str = setting(GAUGES_TOPIC, "compacted topic of per-version connection gauges",
-                                commands=("dashboard",), metavar="TOPIC")
-    alerts_topic: str = setting(ALERTS_TOPIC, "topic of findings (alerts)", commands=("dashboard",), metavar="TOPIC")
+                                commands=("dashboard", "run", "demo"), metavar="TOPIC")
+    alerts_topic: str = setting(ALERTS_TOPIC, "topic of findings (alerts)", commands=("dashboard", "run", "demo"),
+                                metavar="TOPIC")
+    # -- the streaming job (configwatch run); see docs/operations.md
+    quarantine_topic: str = setting(QUARANTINE_TOPIC, "topic of quarantined (invalid) input records",
+                                    commands=("run", "demo"), metavar="TOPIC")
+    source: str = setting("kafka", "where records come from: kafka (the input topic) or files:DIR (replay: "
+                          "JSON Lines files appearing in DIR)", commands=("run",), metavar="SOURCE")
+    sink: str = setting("kafka", "where alerts, quarantine and gauges go: kafka (their topics, created if absent) "
+                        "or files:DIR (JSON Lines under DIR/alerts, DIR/quarantine, DIR/gauges)",
+                        commands=("run",), metavar="SINK")
+    trigger: str = setting("continuous", "continuous: micro-batches until stopped (SIGINT/SIGTERM); "
+                           "available-now: process what exists, then exit", commands=("run",),
+                           choices=("continuous", "available-now"))
+    trigger_interval: str = setting("1 second", "time between micro-batch starts when continuous",
+                                    commands=("run",), metavar="INTERVAL")
+    starting_offsets: str = setting("earliest", "where a query without a checkpoint starts in the input topic",
+                                    commands=("run",), choices=("earliest", "latest"))
+    max_offsets_per_trigger: int | None = setting(None, "most Kafka records per micro-batch (default: all "
+                                                  "available)", commands=("run",), metavar="N")
+    max_files_per_trigger: int | None = setting(None, "most replay files per micro-batch (default: all available)",
+                                                commands=("run",), metavar="N")
+    expectations: bool = setting(True, "check every decoded batch with the Great Expectations suite",
+                                 commands=("run",))
+    outputs: str | None = setting(None, "comma-separated output queries to run (default: every installed one "
+                                  "of quarantine, alerts, gauges)", commands=("run",), metavar="NAMES")
+    connect_timeout_s: float = setting(15.0, "how long to wait for Kafka to answer before giving up",
+                                       commands=("run", "demo"), metavar="SECONDS")
     dashboard_host: str = setting("127.0.0.1", "address the dashboard binds (also --host); anything but "
                                   "loopback needs a dashboard token", commands=("dashboard",), metavar="ADDR")
     dashboard_port: int = setting(8765, "dashboard HTTP port, 0 for a free one (also --port)",

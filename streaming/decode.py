@@ -1,24 +1,52 @@
-"""Apply the Arrow decode UDF (``udfs.decode``) to a DataFrame of raw records."""
+"""Apply the Arrow decode UDF (``udfs.decode``) to a DataFrame of raw records.
+
+One function serves both sources: Kafka rows (``value`` binary + coordinates)
+decode one record per row; replay rows (``value`` = a whole file + ``file``)
+decode one record per line, with ``file`` and ``line`` as coordinates.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
-from udfs.decode import decode_batches, output_schema
+from udfs.decode import DecodeStats, decode_batches, decode_file_batches, file_output_schema, output_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["decode"]
+__all__ = ["DecodeUdf", "decode"]
 
 
-def decode(raw: DataFrame) -> DataFrame:
-    """``raw`` has a binary/string ``value`` plus source columns; returns typed rows.
+class DecodeUdf:
+    """The picklable ``mapInArrow`` function: settings only, plus an optional stats accumulator."""
+
+    def __init__(self, *, files: bool, validate: bool, stats: Any | None = None) -> None:
+        self.files = files
+        self.validate = validate
+        self.stats = stats  # a pyspark Accumulator of DecodeStats dicts (see streaming.job.accounting)
+
+    def _report(self) -> Callable[[DecodeStats], None] | None:
+        if self.stats is None:
+            return None
+        acc = self.stats
+        return lambda s: acc.add(s.to_dict())
+
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        body = decode_file_batches if self.files else decode_batches
+        return body(batches, validate=self.validate, report=self._report())
+
+
+def decode(raw: DataFrame, *, validate: bool = True, stats: Any | None = None) -> DataFrame:
+    """``raw`` from ``streaming.sources``; returns one typed row per record (see ``udfs.schema``).
 
     Valid rows have ``reason`` null; invalid rows carry the quarantine reason.
+    ``validate`` runs the GX suite on each batch; ``stats`` is an accumulator
+    that receives each batch's :class:`udfs.decode.DecodeStats` as a dict.
     """
-    arrow_in = to_arrow_schema(raw.schema)
-    spark_out = from_arrow_schema(output_schema(arrow_in))
-    return raw.mapInArrow(decode_batches, spark_out)
+    files = "file" in raw.columns
+    arrow_out = file_output_schema() if files else output_schema(to_arrow_schema(raw.schema))
+    return raw.mapInArrow(DecodeUdf(files=files, validate=validate, stats=stats), from_arrow_schema(arrow_out))

@@ -1,4 +1,11 @@
-"""Streaming sources: Spark's Kafka source, normalised to ``value`` plus source coordinates."""
+"""Streaming sources, normalised for the decode stage.
+
+- ``kafka_source``: Spark's Kafka source; ``value`` (binary) plus the coordinates
+  ``topic``, ``partition``, ``offset`` and the Kafka ``timestamp``.
+- ``files_source``: Spark's file stream source over a directory of JSON Lines
+  replay files, one row per *whole file* (``value``, ``file``), because only the
+  whole file knows line numbers; the decode stage splits it into lines.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["kafka_source"]
+__all__ = ["files_source", "kafka_source"]
 
 
 def kafka_source(spark: SparkSession, bootstrap_servers: str, topic: str,
@@ -24,3 +31,17 @@ def kafka_source(spark: SparkSession, bootstrap_servers: str, topic: str,
     if max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))
     return reader.load().select("value", "topic", "partition", "offset", "timestamp")
+
+
+def files_source(spark: SparkSession, directory: str, *, max_files_per_trigger: int | None = None) -> DataFrame:
+    """Whole replay files appearing in ``directory``: ``value`` (the file's text) and ``file`` (its path as read).
+
+    Files must appear atomically (write elsewhere or under a hidden ``.name``,
+    then rename into the directory); names starting with ``.`` or ``_`` are ignored.
+    """
+    from pyspark.sql import functions as F
+
+    reader = spark.readStream.format("text").option("wholetext", "true")
+    if max_files_per_trigger:
+        reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
+    return reader.load(directory).select(F.col("value"), F.col("_metadata.file_path").alias("file"))

@@ -1,47 +1,76 @@
 """Decode raw input records (bytes) into typed contract columns, or a quarantine reason.
 
-``decode_batch`` is a plain function over one Arrow record batch; Spark calls it
-through ``mapInArrow`` (see ``streaming.decode``), tests call it directly.
-A row is either valid (``reason`` null, typed fields filled) or invalid
-(``reason`` set, fields null): nothing is dropped and no payload is copied.
+``decode_values`` is a plain function over one Arrow array of raw records: the
+Arrow JSON fast path (``udfs.fastjson``) accepts what it can, the exact per-row
+path (``udfs.classify``) decides the rest, then the GX suite
+(``udfs.expectations``) checks the valid rows. A row is either valid (``reason``
+null, typed fields filled) or invalid (``reason`` set, fields null): nothing is
+dropped and no payload is copied.
+
+``decode_batches`` (Kafka records) and ``decode_file_batches`` (whole replay
+files, split into lines) are the ``mapInArrow`` bodies; ``streaming.decode``
+wires them into Spark, tests call everything directly.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from configwatch.contract import EVENT_FIELDS
+from configwatch.contract import CONFIG_PUSH
 from configwatch.errors import ContractError
-from configwatch.records import validate_event
+from udfs.classify import parse_record
+from udfs.expectations import BatchValidator
+from udfs.fastjson import fast_parse
+from udfs.schema import DECODED_FIELDS, ENTRY_NAMES, ENTRY_TYPE, EVENT_NAMES, EVENT_SCHEMA
+from udfs.split_lines import FILE_COLUMNS, split_lines
 
-__all__ = ["DECODED_FIELDS", "ENTRY_TYPE", "decode_batch", "decode_batches", "output_schema"]
-
-ENTRY_TYPE = pa.struct([
-    ("key", pa.string()),
-    ("value", pa.string()),
-    ("type", pa.string()),
-    ("is_default", pa.bool_()),
-    ("redacted", pa.bool_()),
-    ("fingerprint", pa.string()),
-])
-
-_ARROW_TYPES = {int: pa.int64(), str: pa.string(), bool: pa.bool_()}
-
-# Event fields (in contract order), then configs, then the quarantine verdict.
-DECODED_FIELDS: list[pa.Field] = [
-    pa.field(spec.name, _ARROW_TYPES[spec.json_type]) for spec in EVENT_FIELDS
-] + [
-    pa.field("configs", pa.list_(ENTRY_TYPE)),
-    pa.field("reason", pa.string()),
-    pa.field("detail", pa.string()),
-    pa.field("size_bytes", pa.int64()),
+__all__ = [
+    "DECODED_FIELDS",
+    "ENTRY_TYPE",
+    "DecodeStats",
+    "decode_batch",
+    "decode_batches",
+    "decode_file_batches",
+    "decode_values",
+    "file_output_schema",
+    "output_schema",
 ]
-_EVENT_NAMES = [spec.name for spec in EVENT_FIELDS]
-_ENTRY_NAMES = [f.name for f in ENTRY_TYPE]
+
+OUTPUT_CHUNK_ROWS = 10_000
+
+
+@dataclass
+class DecodeStats:
+    """Counts and costs of decoding one or more batches (summed with ``+=``)."""
+
+    records: int = 0
+    valid: int = 0
+    invalid: int = 0
+    expectation_failed: int = 0
+    fast_rows: int = 0
+    decode_seconds: float = 0.0
+    gx_seconds: float = 0.0
+    gx_batches: int = 0
+    gx_errors: int = 0
+    failed_by_expectation: dict[str, int] = field(default_factory=dict)
+
+    def __iadd__(self, other: DecodeStats) -> DecodeStats:
+        for name in ("records", "valid", "invalid", "expectation_failed", "fast_rows", "decode_seconds",
+                     "gx_seconds", "gx_batches", "gx_errors"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for name, count in other.failed_by_expectation.items():
+            self.failed_by_expectation[name] = self.failed_by_expectation.get(name, 0) + count
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__, failed_by_expectation=dict(self.failed_by_expectation))
 
 
 def output_schema(passthrough: pa.Schema) -> pa.Schema:
@@ -49,57 +78,135 @@ def output_schema(passthrough: pa.Schema) -> pa.Schema:
     return pa.schema(DECODED_FIELDS + [f for f in passthrough if f.name != "value"])
 
 
-def _parse(raw: bytes | str | None) -> Any:
-    if raw is None:
-        raise ContractError("not_json", "the record has no value")
-    try:
-        obj = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
-        raise ContractError("not_json", "the record is not UTF-8 JSON") from None
-    validate_event(obj)
-    return obj
+def file_output_schema() -> pa.Schema:
+    """Decoded fields followed by the replay coordinates ``file`` and ``line``."""
+    return pa.schema(DECODED_FIELDS + list(FILE_COLUMNS))
 
 
-def decode_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """Decode the ``value`` column of ``batch``; other columns pass through unchanged."""
-    values = batch.column("value").to_pylist()
-    columns: dict[str, list[Any]] = {name: [] for name in _EVENT_NAMES}
-    configs: list[list[dict[str, Any]] | None] = []
-    reasons: list[str | None] = []
-    details: list[str | None] = []
-    sizes: list[int] = []
-    for raw in values:
-        sizes.append(len(raw) if raw is not None else 0)
+def _slow_rows(values: pa.Array, positions: np.ndarray) -> tuple[list[dict[str, Any]], list[int],
+                                                                   dict[int, ContractError]]:
+    rows: list[dict[str, Any]] = []
+    ok_positions: list[int] = []
+    errors: dict[int, ContractError] = {}
+    raws = values.take(pa.array(positions, pa.int64())).to_pylist()
+    for pos, raw in zip(positions.tolist(), raws, strict=True):
         try:
-            obj = _parse(raw)
+            obj = parse_record(raw)
         except ContractError as err:
-            for name in _EVENT_NAMES:
-                columns[name].append(None)
-            configs.append(None)
-            reasons.append(err.reason)
-            details.append(err.detail)
+            errors[pos] = err
             continue
-        for name in _EVENT_NAMES:
-            columns[name].append(obj.get(name))
-        entries = obj.get("configs")
-        configs.append(
-            None if entries is None else [{k: e.get(k) for k in _ENTRY_NAMES} for e in entries]
-        )
-        reasons.append(None)
-        details.append(None)
-    arrays = [pa.array(columns[f.name], f.type) for f in DECODED_FIELDS[: len(_EVENT_NAMES)]]
-    arrays += [
-        pa.array(configs, pa.list_(ENTRY_TYPE)),
-        pa.array(reasons, pa.string()),
-        pa.array(details, pa.string()),
-        pa.array(sizes, pa.int64()),
-    ]
-    passthrough = [(f, batch.column(i)) for i, f in enumerate(batch.schema) if f.name != "value"]
-    arrays += [col for _, col in passthrough]
-    return pa.RecordBatch.from_arrays(arrays, schema=output_schema(batch.schema))
+        row = {name: obj.get(name) for name in EVENT_NAMES}
+        entries = obj.get("configs") if obj["event"] == CONFIG_PUSH else None
+        row["configs"] = None if entries is None else [{k: e.get(k) for k in ENTRY_NAMES} for e in entries]
+        rows.append(row)
+        ok_positions.append(pos)
+    return rows, ok_positions, errors
 
 
-def decode_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The ``mapInArrow`` body: decode every batch of a partition."""
+def _null_configs_unless_push(table: pa.Table) -> pa.Table:
+    is_push = pc.equal(table["event"], CONFIG_PUSH).fill_null(False)
+    if not pc.any(pc.and_(pc.invert(is_push), pc.is_valid(table["configs"]))).as_py():
+        return table  # the usual case: connection events carry no configs
+    configs = pc.if_else(is_push, table["configs"], pa.scalar(None, table.schema.field("configs").type))
+    return table.set_column(table.schema.get_field_index("configs"), "configs", configs)
+
+
+def decode_values(values: pa.Array, *, validator: BatchValidator | None = None, now_ms: int | None = None,
+                  exact_only: bool = False) -> tuple[pa.Table, DecodeStats]:
+    """Decode raw records (binary or string array) into a table of ``DECODED_FIELDS``, in input order.
+
+    ``validator`` (the GX suite) checks valid rows; ``exact_only`` skips the fast
+    path (tests use it to compare both paths).
+    """
+    started = time.perf_counter()
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        values = values.cast(pa.binary())
+    n = len(values)
+    stats = DecodeStats(records=n)
+    if exact_only:
+        fast_table, fast_pos, rest = EVENT_SCHEMA.empty_table(), np.empty(0, np.int64), np.arange(n)
+    else:
+        fast = fast_parse(values)
+        fast_table, fast_pos, rest = _null_configs_unless_push(fast.table), fast.positions, fast.rest
+    stats.fast_rows = len(fast_pos)
+    slow, slow_pos, errors = _slow_rows(values, rest)
+    valid = pa.concat_tables([fast_table, pa.Table.from_pylist(slow, schema=EVENT_SCHEMA)]).combine_chunks()
+    valid_pos = np.concatenate([fast_pos, np.asarray(slow_pos, dtype=np.int64)])
+
+    reasons: list[str | None] = [None] * n
+    details: list[str | None] = [None] * n
+    for pos, err in errors.items():
+        reasons[pos], details[pos] = err.reason, err.detail
+    keep = np.ones(len(valid_pos), dtype=bool)
+    if validator is not None and valid.num_rows:
+        checked = validator.validate(valid, now_ms)
+        stats.gx_seconds, stats.gx_batches, stats.gx_errors = checked.seconds, 1, checked.errors
+        stats.failed_by_expectation = dict(checked.failed_by_name)
+        for row, name in checked.failures.items():
+            keep[row] = False
+            pos = int(valid_pos[row])
+            reasons[pos], details[pos] = f"expectation:{name}", checked.detail(name)
+        stats.expectation_failed = len(checked.failures)
+
+    gather = np.full(n, -1, dtype=np.int64)
+    gather[valid_pos[keep]] = np.flatnonzero(keep)
+    decoded = valid.take(pa.array(gather, mask=gather < 0))
+    decoded = decoded.append_column(DECODED_FIELDS[-3], pa.array(reasons, pa.string()))
+    decoded = decoded.append_column(DECODED_FIELDS[-2], pa.array(details, pa.string()))
+    sizes = pc.binary_length(values).cast(pa.int64()).fill_null(0)
+    decoded = decoded.append_column(DECODED_FIELDS[-1], sizes)
+    stats.valid = int(keep.sum())
+    stats.invalid = n - stats.valid
+    stats.decode_seconds = time.perf_counter() - started - stats.gx_seconds
+    return decoded, stats
+
+
+def decode_batch(batch: pa.RecordBatch, *, validator: BatchValidator | None = None,
+                 now_ms: int | None = None) -> tuple[pa.RecordBatch, DecodeStats]:
+    """Decode the ``value`` column of ``batch``; other columns pass through unchanged."""
+    decoded, stats = decode_values(batch.column("value"), validator=validator, now_ms=now_ms)
+    for i, f in enumerate(batch.schema):
+        if f.name != "value":
+            decoded = decoded.append_column(f, batch.column(i))
+    out = decoded.combine_chunks().to_batches()
+    merged = out[0] if out else pa.RecordBatch.from_pylist([], schema=decoded.schema)
+    return merged, stats
+
+
+Reporter = Callable[[DecodeStats], None]
+
+
+def _validator(validate: bool) -> BatchValidator | None:
+    if not validate:
+        return None
+    from udfs.expectations import get_validator
+
+    return get_validator()
+
+
+def decode_batches(batches: Iterable[pa.RecordBatch], *, validate: bool = True,
+                   report: Reporter | None = None) -> Iterator[pa.RecordBatch]:
+    """The ``mapInArrow`` body for Kafka records: decode every batch of a partition."""
+    validator = _validator(validate)
     for batch in batches:
-        yield decode_batch(batch)
+        decoded, stats = decode_batch(batch, validator=validator)
+        if report is not None:
+            report(stats)
+        yield decoded
+
+
+def decode_file_batches(batches: Iterable[pa.RecordBatch], *, validate: bool = True,
+                        report: Reporter | None = None) -> Iterator[pa.RecordBatch]:
+    """The ``mapInArrow`` body for replay files: rows of (``value`` = whole file, ``file``) -> one row per line."""
+    validator = _validator(validate)
+    schema = file_output_schema()
+    for batch in batches:
+        lines = split_lines(batch.column("value"), batch.column("file"))
+        for start in range(0, lines.num_rows, OUTPUT_CHUNK_ROWS):
+            chunk = lines.slice(start, OUTPUT_CHUNK_ROWS)
+            decoded, stats = decode_values(chunk["value"].combine_chunks(), validator=validator)
+            for f in FILE_COLUMNS:
+                decoded = decoded.append_column(f, chunk[f.name])
+            if report is not None:
+                report(stats)
+            yield from decoded.cast(schema).combine_chunks().to_batches()

@@ -1,5 +1,6 @@
 """Run the whole system on embedded defaults: a local broker, the PushConfig gateway
-with a simulated client fleet pushing into the input topic, and the streaming job decoding them.
+with a simulated client fleet pushing into the input topic, and the streaming job
+processing them once (available-now) into the quarantine, alerts and gauges topics.
 """
 
 from __future__ import annotations
@@ -7,12 +8,13 @@ from __future__ import annotations
 import argparse
 import logging
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from configwatch.localkafka import bootstrap_servers
 from configwatch.settings import Settings
 from policy.simulator import FleetSpec, run_gateway_and_simulator
-from streaming.countjob import run_count_job
+from streaming.job import JobOptions, run_job
 
 __all__ = ["add_arguments", "run"]
 
@@ -28,9 +30,11 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         ingest = run_gateway_and_simulator(settings, bootstrap, spec=FleetSpec(clients=args.clients))
         print("\n".join(ingest.lines()))
         with tempfile.TemporaryDirectory(prefix="configwatch-demo-") as tmp:
-            from dataclasses import replace
-
-            demo = replace(settings, checkpoint_dir=Path(tmp))
-            totals = run_count_job(demo, bootstrap, available_now=True)
-        print(f"demo done: {totals['valid']} records decoded, {totals['invalid']} invalid")
+            demo = replace(settings, checkpoint_dir=Path(tmp), source="kafka", sink="kafka",
+                           trigger="available-now")
+            result = run_job(demo, JobOptions.from_settings(demo), bootstrap)
+        quarantine = result.totals.get("quarantine", {})
+        print(f"demo done: {quarantine.get('records_in', 0)} records processed, "
+              f"{quarantine.get('written', 0)} quarantined; outputs in topics {settings.alerts_topic}, "
+              f"{settings.quarantine_topic}, {settings.gauges_topic}")
     return 0

@@ -1,15 +1,25 @@
-"""Run the streaming job: read the input topic, decode each record with the Arrow UDF,
-and print one progress line per micro-batch.
+"""Run the streaming job: read contract records (Kafka topic or replay files), decode them with
+Arrow, validate every batch (contract + Great Expectations), and write quarantine, alerts and
+gauges to Kafka topics or JSON Lines files. One progress line per micro-batch.
+
+  configwatch run                                   the input topic -> the output topics, until SIGINT/SIGTERM
+  configwatch run --source files:DIR --sink files:OUT --trigger available-now
+                                                    replay the files in DIR into OUT/{alerts,quarantine,gauges}, exit
+
+Checkpoints live under --checkpoint-dir (one subdirectory per query); a restarted job
+resumes where it stopped. See docs/operations.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+from collections.abc import Iterator
 
 from configwatch.localkafka import bootstrap_servers
 from configwatch.settings import Settings
-from streaming.countjob import run_count_job
+from streaming.job import JobOptions, run_job
 
 __all__ = ["add_arguments", "run"]
 
@@ -17,11 +27,21 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--trigger", choices=("continuous", "available-now"), default="continuous",
-                        help="micro-batches until stopped (default), or process what exists and exit")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+@contextlib.contextmanager
+def kafka_for(settings: Settings, options: JobOptions) -> Iterator[str | None]:
+    """Bootstrap servers when the job needs Kafka (the embedded broker unless --bootstrap-servers)."""
+    if not options.needs_kafka:
+        yield None
+        return
+    with bootstrap_servers(settings) as bootstrap:
+        yield bootstrap
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
-    with bootstrap_servers(settings) as bootstrap:
-        run_count_job(settings, bootstrap, available_now=args.trigger == "available-now")
+    options = JobOptions.from_settings(settings)  # flag mistakes fail here, before anything starts
+    with kafka_for(settings, options) as bootstrap:
+        run_job(settings, options, bootstrap)
     return 0

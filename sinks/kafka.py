@@ -1,0 +1,137 @@
+"""The Kafka sink: one topic per output stream, at least once.
+
+Records are produced with ``acks=all`` and idempotence on; ``close()`` flushes
+and fails the task if any record was not acknowledged, so nothing is lost. A
+batch the job re-runs after a crash between writing and committing is written
+again: consumers dedupe by record key (alerts: ``alert_id``; quarantine: the
+source coordinates; gauges: a compacted topic keeps the last value per key, so
+a repeat is harmless). A graceful stop lets the running batch commit and never
+causes a repeat.
+
+Writers on one Python worker share one producer per (servers, settings).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from sinks.base import AT_LEAST_ONCE, Sink, SinkRecord, SinkWriter
+from sinks.encoding import to_json_bytes
+from sinks.exceptions import SinkSetupError, SinkWriteError
+
+__all__ = ["KafkaSink", "KafkaWriter", "ensure_topic"]
+
+log = logging.getLogger(__name__)
+
+_PRODUCERS: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}
+_LOCK = threading.Lock()
+FLUSH_TIMEOUT_S = 120.0
+
+
+def _producer(bootstrap: str, config: tuple[tuple[str, Any], ...]) -> Any:
+    from kafka import KafkaProducer
+
+    key = (bootstrap, config)
+    with _LOCK:
+        producer = _PRODUCERS.get(key)
+        if producer is None:
+            settings: dict[str, Any] = {"acks": "all", "enable_idempotence": True, "linger_ms": 5,
+                                        "client_id": "configwatch-sink"}
+            settings.update(dict(config))
+            producer = KafkaProducer(bootstrap_servers=bootstrap, **settings)
+            _PRODUCERS[key] = producer
+        return producer
+
+
+@atexit.register
+def _close_producers() -> None:
+    with _LOCK:
+        for producer in _PRODUCERS.values():
+            producer.close(timeout=10)
+        _PRODUCERS.clear()
+
+
+def ensure_topic(bootstrap: str, topic: str, *, compact: bool = False, partitions: int = -1,
+                 replication_factor: int = -1, timeout_s: float = 30.0) -> bool:
+    """Create ``topic`` unless it exists (broker defaults for -1); True when this call created it."""
+    from kafka import KafkaAdminClient
+    from kafka.errors import KafkaError, TopicAlreadyExistsError
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="configwatch-setup",
+                             request_timeout_ms=int(timeout_s * 1000))
+    try:
+        if topic in admin.list_topics():
+            return False
+        spec: dict[str, Any] = {"num_partitions": partitions, "replication_factor": replication_factor}
+        if compact:
+            spec["configs"] = {"cleanup.policy": "compact"}
+        try:
+            admin.create_topics({topic: spec}, timeout_ms=int(timeout_s * 1000), wait_for_metadata=True)
+        except TopicAlreadyExistsError:
+            return False  # someone else was faster
+        log.info("created topic %s%s", topic, " (compacted)" if compact else "")
+        return True
+    except KafkaError as exc:
+        raise SinkSetupError(f"cannot create topic {topic}: {exc}") from exc
+    finally:
+        admin.close()
+
+
+class KafkaWriter(SinkWriter):
+    """Sends records to one topic through the worker's shared producer; ``close()`` waits for every ack."""
+
+    def __init__(self, producer: Any, topic: str) -> None:
+        self._producer = producer
+        self._topic = topic
+        self._futures: list[Any] = []
+
+    def write_batch(self, records: Sequence[SinkRecord]) -> None:
+        from kafka.errors import KafkaError
+
+        try:
+            for r in records:
+                value = None if r.tombstone else to_json_bytes(r.value)
+                key = r.key.encode("utf-8") if r.key is not None else None
+                self._futures.append(self._producer.send(self._topic, value=value, key=key))
+        except KafkaError as exc:
+            raise SinkWriteError(f"cannot send to {self._topic}: {exc}") from exc
+
+    def close(self) -> None:
+        from kafka.errors import KafkaError
+
+        if not self._futures:
+            return
+        try:
+            self._producer.flush(timeout=FLUSH_TIMEOUT_S)
+            for f in self._futures:
+                f.get(timeout=FLUSH_TIMEOUT_S)
+        except KafkaError as exc:
+            raise SinkWriteError(f"{self._topic}: not every record was acknowledged: {exc}") from exc
+        finally:
+            self._futures = []
+
+
+@dataclass(frozen=True)
+class KafkaSink(Sink):
+    """Records to ``topic`` at ``bootstrap_servers``; ``compact`` makes a created topic compacted."""
+
+    bootstrap_servers: str
+    topic: str
+    compact: bool = False
+    producer_config: tuple[tuple[str, Any], ...] = field(default=())
+    guarantee: ClassVar[str] = AT_LEAST_ONCE
+
+    @property
+    def description(self) -> str:
+        return f"kafka topic {self.topic}" + (" (compacted)" if self.compact else "")
+
+    def prepare(self) -> None:
+        ensure_topic(self.bootstrap_servers, self.topic, compact=self.compact)
+
+    def build(self, partition_id: int, epoch_id: int) -> KafkaWriter:
+        return KafkaWriter(_producer(self.bootstrap_servers, self.producer_config), self.topic)

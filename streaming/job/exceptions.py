@@ -1,0 +1,26 @@
+"""Errors of the streaming job; all derive from ``configwatch.errors.ConfigwatchError``."""
+
+from __future__ import annotations
+
+from configwatch.errors import ConfigwatchError, SetupError, UsageError
+
+__all__ = ["BrokerUnreachableError", "JobError", "JobUsageError", "StopRequestedError"]
+
+
+class JobError(ConfigwatchError):
+    """A streaming query failed; the message names the query and the first line of the cause."""
+
+
+class JobUsageError(UsageError):
+    """A job flag that cannot work (bad ``--source``/``--sink``, a missing directory)."""
+
+
+class BrokerUnreachableError(SetupError):
+    """Kafka did not answer within the connect deadline."""
+
+
+class StopRequestedError(JobError):
+    """Raised inside a batch that starts after a graceful stop began: the batch is refused, not lost.
+
+    Spark then ends the query without committing that batch; a restart runs it again.
+    """

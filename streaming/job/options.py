@@ -1,0 +1,102 @@
+"""The job's options, read from ``Settings``: where records come from, where outputs go, how to trigger.
+
+``--source kafka | files:DIR`` and ``--sink kafka | files:DIR`` are parsed and
+checked here, before anything starts, so a mistake is one clear line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from configwatch.settings import Settings
+from streaming.job.exceptions import JobUsageError
+
+__all__ = ["JobOptions", "Target", "parse_target"]
+
+KAFKA = "kafka"
+FILES = "files"
+_INTERVAL = re.compile(r"^\s*\d+\s*(millisecond|second|minute|hour)s?\s*$")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed ``--source``/``--sink`` value: ``kafka``, or ``files`` with its directory."""
+
+    kind: str
+    directory: Path | None = None
+
+    def __str__(self) -> str:
+        return KAFKA if self.kind == KAFKA else f"{FILES}:{self.directory}"
+
+
+def parse_target(flag: str, value: str) -> Target:
+    """Parse ``kafka`` or ``files:DIR``; raise JobUsageError naming the flag otherwise."""
+    text = value.strip()
+    if text == KAFKA:
+        return Target(KAFKA)
+    if text.startswith(FILES + ":") and text[len(FILES) + 1:].strip():
+        return Target(FILES, Path(text[len(FILES) + 1:].strip()).expanduser().resolve())
+    raise JobUsageError(f"{flag}: expected 'kafka' or 'files:DIR', got {value!r}")
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """Everything ``streaming.job.runner`` needs beyond the Spark session settings."""
+
+    source: Target
+    sink: Target
+    available_now: bool
+    trigger_interval: str
+    checkpoint_root: Path
+    input_topic: str
+    topics: dict[str, str]  # output kind -> topic
+    starting_offsets: str
+    max_offsets_per_trigger: int | None
+    max_files_per_trigger: int | None
+    expectations: bool
+    connect_timeout_s: float
+    outputs: tuple[str, ...] | None = None  # None: every installed output stream
+
+    @property
+    def needs_kafka(self) -> bool:
+        return KAFKA in (self.source.kind, self.sink.kind)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> JobOptions:
+        source = parse_target("--source", settings.source)
+        sink = parse_target("--sink", settings.sink)
+        if source.kind == FILES:
+            assert source.directory is not None
+            if not source.directory.is_dir():
+                what = "is not a directory" if source.directory.exists() else "does not exist"
+                raise JobUsageError(f"--source files:{source.directory}: the directory {what}")
+        if sink.kind == FILES and sink.directory is not None and sink.directory.exists() \
+                and not sink.directory.is_dir():
+            raise JobUsageError(f"--sink files:{sink.directory}: exists and is not a directory")
+        for name, value in (("--max-offsets-per-trigger", settings.max_offsets_per_trigger),
+                            ("--max-files-per-trigger", settings.max_files_per_trigger)):
+            if value is not None and value <= 0:
+                raise JobUsageError(f"{name}: must be a positive number, got {value}")
+        if not _INTERVAL.match(settings.trigger_interval):
+            raise JobUsageError(f"--trigger-interval: expected e.g. '500 milliseconds' or '2 seconds', "
+                                f"got {settings.trigger_interval!r}")
+        if settings.connect_timeout_s <= 0:
+            raise JobUsageError(f"--connect-timeout-s: must be positive, got {settings.connect_timeout_s}")
+        return cls(
+            source=source,
+            sink=sink,
+            available_now=settings.trigger == "available-now",
+            trigger_interval=settings.trigger_interval,
+            checkpoint_root=Path(settings.checkpoint_dir),
+            input_topic=settings.input_topic,
+            topics={"alerts": settings.alerts_topic, "quarantine": settings.quarantine_topic,
+                    "gauges": settings.gauges_topic},
+            starting_offsets=settings.starting_offsets,
+            max_offsets_per_trigger=settings.max_offsets_per_trigger,
+            max_files_per_trigger=settings.max_files_per_trigger,
+            expectations=settings.expectations,
+            connect_timeout_s=settings.connect_timeout_s,
+            outputs=tuple(n.strip() for n in settings.outputs.split(",") if n.strip()) if settings.outputs else None,
+        )

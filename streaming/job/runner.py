@@ -1,0 +1,228 @@
+"""Run the streaming job: one query per output stream, progress lines, graceful stop.
+
+``StreamingJob`` wires source -> decode -> each :class:`OutputStream` -> its sink,
+with checkpoints under ``<checkpoint root>/<query name>``. ``run_job`` is the
+entry point of ``configwatch run``: it adds SIGINT/SIGTERM handling.
+
+Graceful stop: the stop flag makes every batch that has not started writing
+refuse to run (Spark then keeps it uncommitted for the next run); a batch that
+is writing finishes, and the job waits until Spark has committed it before it
+stops the query. So a stop never loses a batch and never has a batch written
+twice. A second signal stops at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+from configwatch.settings import Settings
+from sinks.base import Sink
+from sinks.files import FilesSink
+from sinks.kafka import KafkaSink
+from streaming.decode import decode
+from streaming.job.accounting import BatchReport, new_stats_accumulator
+from streaming.job.epochs import EpochWriter
+from streaming.job.exceptions import JobError
+from streaming.job.options import FILES, JobOptions
+from streaming.job.outputs import GAUGES, KINDS, Decoded, OutputStream, default_outputs
+from streaming.job.preflight import check_broker, topic_exists
+from streaming.session import SparkSettings, build_spark_session
+from streaming.sources import files_source, kafka_source
+
+__all__ = ["JobResult", "StreamingJob", "make_sinks", "run_job"]
+
+log = logging.getLogger(__name__)
+
+STOP_DEADLINE_S = 120.0
+
+
+def _print(line: str) -> None:
+    print(line, flush=True)
+
+
+@dataclass
+class JobResult:
+    """Totals per query: records in, records out (findings, quarantined, gauge updates), batches."""
+
+    totals: dict[str, dict[str, int]] = field(default_factory=dict)
+    stopped_by_signal: bool = False
+
+    def add(self, report: BatchReport) -> None:
+        t = self.totals.setdefault(report.query, {"batches": 0, "records_in": 0, "written": 0, "invalid": 0,
+                                                  "expectation_failed": 0})
+        t["batches"] += 1
+        t["records_in"] += report.records_in
+        t["written"] += report.written
+        t["invalid"] += int(report.stats.get("invalid", 0))
+        t["expectation_failed"] += int(report.stats.get("expectation_failed", 0))
+
+
+def make_sinks(options: JobOptions, bootstrap: str | None) -> dict[str, Sink]:
+    """One sink per output kind (alerts, quarantine, gauges) for ``--sink``."""
+    sinks: dict[str, Sink] = {}
+    for kind in KINDS:
+        if options.sink.kind == FILES:
+            assert options.sink.directory is not None
+            sinks[kind] = FilesSink(str(options.sink.directory / kind))
+        else:
+            assert bootstrap is not None
+            sinks[kind] = KafkaSink(bootstrap, options.topics[kind], compact=kind == GAUGES)
+    return sinks
+
+
+class StreamingJob:
+    """The queries of one job run; ``start`` them, then ``wait`` (``request_stop`` from any thread)."""
+
+    def __init__(self, settings: Settings, options: JobOptions, bootstrap: str | None,
+                 outputs: Sequence[OutputStream] | None = None, out: Callable[[str], None] = _print) -> None:
+        self.settings = settings
+        self.options = options
+        self.bootstrap = bootstrap
+        self.outputs = list(outputs) if outputs is not None else default_outputs(options.outputs)
+        self.out = out
+        self.result = JobResult()
+        self._stop = threading.Event()
+        self._queries: list[tuple[OutputStream, Any, EpochWriter]] = []
+        self._report_lock = threading.Lock()
+
+    # -- setup ---------------------------------------------------------------------------------
+    def prepare(self) -> dict[str, Sink]:
+        """Preflight checks and sink destinations (topics, directories); no Spark yet."""
+        if self.options.needs_kafka:
+            assert self.bootstrap is not None
+            check_broker(self.bootstrap, self.options.connect_timeout_s)
+            if self.options.source.kind != FILES and not topic_exists(self.bootstrap, self.options.input_topic):
+                log.warning("input topic %s does not exist yet; the job waits for it", self.options.input_topic)
+        sinks = make_sinks(self.options, self.bootstrap)
+        for sink in sinks.values():
+            sink.prepare()
+        return sinks
+
+    def _raw(self, spark: Any) -> Any:
+        o = self.options
+        if o.source.kind == FILES:
+            return files_source(spark, str(o.source.directory), max_files_per_trigger=o.max_files_per_trigger)
+        assert self.bootstrap is not None
+        return kafka_source(spark, self.bootstrap, o.input_topic, starting_offsets=o.starting_offsets,
+                            max_offsets_per_trigger=o.max_offsets_per_trigger)
+
+    def _on_report(self, report: BatchReport) -> None:
+        with self._report_lock:
+            self.result.add(report)
+        if report.records_in or report.written:
+            self.out(report.line())
+
+    def start(self) -> None:
+        from pyspark.sql import functions as F
+
+        sinks = self.prepare()
+        spark = build_spark_session(SparkSettings(master=self.settings.spark_master,
+                                                  driver_memory=self.settings.driver_memory))
+        for output in self.outputs:
+            stats = new_stats_accumulator(spark.sparkContext)
+            decoded = decode(self._raw(spark), validate=self.options.expectations, stats=stats)
+            streams = Decoded(valid=decoded.where(F.col("reason").isNull()).drop("reason", "detail"),
+                              invalid=decoded.where(F.col("reason").isNotNull()), settings=self.settings)
+            writer = EpochWriter(output, sinks[output.kind], stats, self._stop, self._on_report)
+            stream = (
+                output.build(streams).writeStream.foreachBatch(writer)
+                .queryName(output.name)
+                .outputMode(output.output_mode)
+                .option("checkpointLocation", str(self.options.checkpoint_root / output.name))
+            )
+            if self.options.available_now:
+                stream = stream.trigger(availableNow=True)
+            else:
+                stream = stream.trigger(processingTime=self.options.trigger_interval)
+            query = stream.start()
+            self._queries.append((output, query, writer))
+            log.info("query %s started: %s -> %s (checkpoint %s)", output.name, self.options.source,
+                     sinks[output.kind].description, self.options.checkpoint_root / output.name)
+
+    # -- running and stopping ----------------------------------------------------------------------
+    def request_stop(self) -> None:
+        """Ask for a graceful stop (safe from signal handlers and other threads)."""
+        self._stop.set()
+
+    @staticmethod
+    def _failure(query: Any) -> str | None:
+        exc = query.exception()
+        if exc is None:
+            return None
+        text = str(exc)
+        if "StopRequestedError" in text:
+            return None
+        return next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
+
+    def wait(self, poll_s: float = 0.5) -> JobResult:
+        """Block until every query ends (available-now) or a stop is requested; raise JobError on failure."""
+        while True:
+            for output, query, _ in self._queries:
+                failure = None if query.isActive else self._failure(query)
+                if failure:
+                    self._stop.set()
+                    self.stop(graceful=True)
+                    raise JobError(f"query {output.name} failed: {failure}")
+            if not any(q.isActive for _, q, _ in self._queries):
+                return self.result
+            if self._stop.wait(poll_s):
+                self.result.stopped_by_signal = True
+                self.stop(graceful=True)
+                return self.result
+
+    def stop(self, *, graceful: bool) -> None:
+        """Stop every query; graceful: let a writing batch finish and commit first."""
+        self._stop.set()
+        deadline = time.monotonic() + STOP_DEADLINE_S
+        for output, query, writer in self._queries:
+            if not query.isActive:
+                continue
+            if graceful:
+                with writer.lock:  # a batch that is writing finishes; later ones refuse to run
+                    last = writer.last_written
+                while last is not None and query.isActive and time.monotonic() < deadline:
+                    progress = query.lastProgress
+                    if progress is not None and int(progress.get("batchId", -1)) >= last:
+                        break  # progress is reported after the commit log entry is written
+                    time.sleep(0.1)
+            query.stop()
+            log.info("query %s stopped", output.name)
+
+
+def run_job(settings: Settings, options: JobOptions, bootstrap: str | None, *,
+            outputs: Sequence[OutputStream] | None = None, out: Callable[[str], None] = _print) -> JobResult:
+    """Run until stopped (SIGINT/SIGTERM) or, with available-now, until caught up; print totals."""
+    job = StreamingJob(settings, options, bootstrap, outputs, out)
+    signals = 0
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        nonlocal signals
+        signals += 1
+        if signals == 1:
+            log.info("%s: stopping after the running batch (again to stop at once)", signal.Signals(signum).name)
+            job.request_stop()
+        else:
+            raise KeyboardInterrupt
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        job.start()
+        try:
+            result = job.wait()
+        except KeyboardInterrupt:
+            job.stop(graceful=False)
+            raise
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    for name, t in result.totals.items():
+        out(f"[{name}] total: {t['records_in']} records in, {t['invalid']} invalid "
+            f"({t['expectation_failed']} by expectations), {t['written']} written in {t['batches']} batches")
+    return result

@@ -1,0 +1,73 @@
+"""The Great Expectations suite inside the decode stage: row-level failures become
+``expectation:<name>`` quarantine reasons, counted per batch; the suite is built once per worker.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pytest
+
+from configwatch.samples import sample_events
+from tests.invalid_records import EXPECTATION_CASES, SECRET, InvalidCase, base_event
+from udfs.decode import decode_values
+from udfs.expectations import CATALOG, MAX_FUTURE_MS, get_validator
+from udfs.schema import EVENT_SCHEMA
+
+
+@pytest.mark.parametrize("case", EXPECTATION_CASES, ids=[c.name for c in EXPECTATION_CASES])
+def test_contract_valid_rows_failing_an_expectation_are_quarantined(case: InvalidCase) -> None:
+    good = [e.to_json().encode() for e in sample_events(20)]
+    raws = [*good[:7], case.raw, *good[7:]]
+    decoded, stats = decode_values(pa.array(raws, pa.binary()), validator=get_validator())
+    rows = decoded.to_pylist()
+    assert [r["reason"] for r in rows] == [None] * 7 + [case.reason] + [None] * 13
+    name = case.reason.split(":", 1)[1]
+    assert rows[7]["detail"] == next(s.detail for s in CATALOG if s.name == name)
+    assert SECRET not in rows[7]["detail"]
+    assert rows[7]["event"] is None and rows[7]["configs"] is None
+    assert (stats.valid, stats.invalid, stats.expectation_failed) == (20, 1, 1)
+    assert stats.failed_by_expectation == {name: 1}
+    assert stats.gx_batches == 1 and stats.gx_seconds > 0
+
+
+def test_the_timestamp_window_follows_processing_time() -> None:
+    raw = json.dumps(base_event(timestamp_ms=2_000_000_000_000)).encode()
+    values = pa.array([raw], pa.binary())
+    late, _ = decode_values(values, validator=get_validator(), now_ms=2_000_000_000_000 - MAX_FUTURE_MS)
+    early, _ = decode_values(values, validator=get_validator(), now_ms=2_000_000_000_000 - MAX_FUTURE_MS - 1)
+    assert late.column("reason").to_pylist() == [None]
+    assert early.column("reason").to_pylist() == ["expectation:timestamp_ms_in_window"]
+
+
+def _table(rows: list[dict[str, object]]) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=EVENT_SCHEMA)
+
+
+def test_entry_types_and_required_fields_are_checked_row_by_row() -> None:
+    entry_ok = {"key": "acks", "value": "1", "type": "STRING", "is_default": True}
+    rows = [
+        {"schema_version": 1, "event": "config_push", "timestamp_ms": 1_790_000_000_000, "configs": [entry_ok]},
+        {"schema_version": 1, "event": "config_push", "timestamp_ms": 1_790_000_000_000,
+         "configs": [entry_ok, dict(entry_ok, type="SECRET")]},
+        {"schema_version": 1, "event": "connection_opened", "timestamp_ms": None},
+        {"schema_version": 3, "event": "connection_opened", "timestamp_ms": 1_790_000_000_000},
+        {"schema_version": 1, "event": "reboot", "timestamp_ms": 1_790_000_000_000},
+    ]
+    result = get_validator().validate(_table(rows), now_ms=1_790_000_000_000)
+    assert result.failures == {1: "config_type_in_enum", 2: "timestamp_ms_not_null", 3: "schema_version_is_1",
+                               4: "event_in_set"}
+    assert result.errors == 0
+
+
+def test_the_suite_is_built_once_per_worker() -> None:
+    assert get_validator() is get_validator()
+
+
+def test_the_catalog_names_are_unique_and_cover_the_issue() -> None:
+    names = [s.name for s in CATALOG]
+    assert len(names) == len(set(names))
+    for needed in ("timestamp_ms_not_null", "schema_version_is_1", "event_in_set", "security_protocol_in_set",
+                   "timestamp_ms_in_window", "config_type_in_enum"):
+        assert needed in names
