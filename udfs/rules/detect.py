@@ -20,7 +20,7 @@ import pyarrow as pa
 from configwatch.secrets import SecretStr
 from udfs.rules.anomalies import evaluate
 from udfs.rules.batch import PushBatch
-from udfs.rules.effective import effective
+from udfs.rules.effective import Effective, effective
 from udfs.rules.findings import concat_raw, empty_findings, to_table
 from udfs.rules.fleet import NumericSummary, fleet_observations, score_observations
 from udfs.rules.groups import GroupState, drift_batch, group_observations
@@ -30,15 +30,15 @@ from udfs.rules.typos import typo_findings
 __all__ = ["DetectionState", "detect", "detect_batch", "detect_with_state"]
 
 
-def detect_batch(batch: PushBatch, key: SecretStr, now_ms: int) -> pa.Table:
-    """The stateless findings of an already flattened batch."""
+def detect_batch(batch: PushBatch, key: SecretStr, now_ms: int, eff: Effective | None = None) -> pa.Table:
+    """The stateless findings of an already flattened batch (``eff``: its effective values, if computed)."""
     if batch.n == 0:
         return empty_findings()
     custom = custom_mask(batch)
     leaks = leak_findings(batch, key, custom)
     typos = typo_findings(batch.entry_row, batch.keys.to_numpy(zero_copy_only=False), batch.safe_keys, custom,
                           batch.entry_profile_ids())
-    anomalies = evaluate(effective(batch))
+    anomalies = evaluate(effective(batch) if eff is None else eff)
     raw = concat_raw([leaks, typos, anomalies])
     return to_table(raw, batch.context, key, now_ms)
 
@@ -61,12 +61,13 @@ def detect_with_state(pushes: pa.Table | pd.DataFrame, key: SecretStr, now_ms: i
     """Stateless and stateful findings of one batch, threading the state through (tests, replays)."""
     state = state or DetectionState()
     batch = PushBatch.from_pushes(pushes, key)
-    stateless = detect_batch(batch, key, now_ms)
     if batch.n == 0:
-        return stateless, state
+        return empty_findings(), state
+    eff = effective(batch)
+    stateless = detect_batch(batch, key, now_ms, eff)
     obs = fleet_observations(batch)
     fleet_raw, fleet = score_observations(obs, state.fleet)
-    groups_obs = group_observations(batch, effective(batch), key)
+    groups_obs = group_observations(batch, eff, key)
     drift_raw, groups = drift_batch(groups_obs, state.groups)
     tables = [stateless, to_table(fleet_raw, obs, key, now_ms), to_table(drift_raw, groups_obs, key, now_ms)]
     return pa.concat_tables(tables).sort_by([("alert_id", "ascending")]), DetectionState(fleet, groups)

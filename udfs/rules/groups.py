@@ -121,24 +121,21 @@ def _counts(values: list[Any]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def drift(observations: pd.DataFrame, prior: GroupState) -> tuple[pd.DataFrame, GroupState]:
-    """Raw drift findings for one group's observations (``row`` indexes them) and the new state."""
-    ordered = observations.assign(ts=pd.to_numeric(observations["timestamp_ms"], errors="coerce").fillna(0))
-    ordered = ordered.sort_values("ts", kind="stable")
-    seen = {str(m): (str(p), s, int(t)) for m, p, s, t in
-            ordered[[SUBJECT, "protocol", "strategy", "ts"]].itertuples(index=False, name=None)}
+_Obs = tuple[int, str, str, "str | None", int]  # row, member, protocol, strategy, time
+
+
+def _drift(obs: list[_Obs], label: str, prior: GroupState) -> tuple[list[dict[str, Any]], GroupState]:
+    """The drift findings of one group's observations (plain lists) and its new state."""
+    seen = {member: (protocol, strategy, ts) for _, member, protocol, strategy, ts in sorted(obs, key=lambda o: o[4])}
     state = prior.merge(GroupState(seen))
-    latest = max([o[2] for o in state.members.values()], default=0)
-    state = state.bounded(latest)
+    state = state.bounded(max((o[2] for o in state.members.values()), default=0))
     members = list(state.members.values())
-    label = str(observations["group"].iloc[0]) if len(observations) else ""
-    out = []
     protocols = _counts([m[0] for m in members])
     classic = [m[1] for m in members if m[0] == "classic" and m[1] is not None]
     strategies = _counts(classic)
     common = sorted(set.intersection(*(set(s.split(",")) for s in classic))) if classic else []
-    for i, (protocol, strategy) in enumerate(observations[["protocol", "strategy"]].itertuples(index=False, name=None)):
-        row = int(observations.index[i])
+    out: list[dict[str, Any]] = []
+    for row, _, protocol, strategy, _ in obs:
         if len(protocols) > 1:
             out.append({"row": row, "rule": "group-protocol-drift", "keys": ("group.id", "group.protocol"),
                         "message": f"members of consumer group {label} disagree on group.protocol "
@@ -154,6 +151,21 @@ def drift(observations: pd.DataFrame, prior: GroupState) -> tuple[pd.DataFrame, 
                                       "no strategy is common to all, so joins fail."),
                         "evidence": {"group": label, "strategies": strategies, "member_strategy": strategy,
                                      "common": common}})
+    return out, state
+
+
+def _as_lists(observations: pd.DataFrame) -> tuple[list[str], list[str], list[_Obs]]:
+    ts = pd.to_numeric(observations["timestamp_ms"], errors="coerce").fillna(0).astype("int64").tolist()
+    strategies = [None if pd.isna(s) else str(s) for s in observations["strategy"].tolist()]
+    obs = list(zip(observations.index.tolist(), observations[SUBJECT].astype(str).tolist(),
+                   observations["protocol"].astype(str).tolist(), strategies, ts, strict=True))
+    return observations["group_fp"].astype(str).tolist(), observations["group"].astype(str).tolist(), obs
+
+
+def drift(observations: pd.DataFrame, prior: GroupState) -> tuple[pd.DataFrame, GroupState]:
+    """Raw drift findings for one group's observations (``row`` indexes them) and the new state."""
+    _, labels, obs = _as_lists(observations)
+    out, state = _drift(obs, labels[0] if labels else "", prior)
     return pd.DataFrame(out, columns=_COLUMNS), state
 
 
@@ -161,12 +173,16 @@ def drift_batch(observations: pd.DataFrame, states: Mapping[str, GroupState]
                 ) -> tuple[pd.DataFrame, dict[str, GroupState]]:
     """Every group of a batch against ``states`` (no Spark): raw findings and the updated states."""
     new_states = dict(states)
-    found = []
     observations = observations.reset_index(drop=True)
-    for group_fp, part in observations.groupby("group_fp", sort=True):
-        raw, state = drift(part, states.get(str(group_fp), GroupState()))
-        new_states[str(group_fp)] = state
-        if not raw.empty:
-            found.append(raw)
-    raw = pd.concat(found, ignore_index=True) if found else pd.DataFrame(columns=_COLUMNS)
-    return raw, new_states
+    groups, labels, obs = _as_lists(observations)
+    by_group: dict[str, list[_Obs]] = {}
+    label_of: dict[str, str] = {}
+    for group_fp, label, one in zip(groups, labels, obs, strict=True):
+        by_group.setdefault(group_fp, []).append(one)
+        label_of[group_fp] = label
+    found: list[dict[str, Any]] = []
+    for group_fp in sorted(by_group):
+        out, new_states[group_fp] = _drift(by_group[group_fp], label_of[group_fp],
+                                           states.get(group_fp, GroupState()))
+        found += out
+    return pd.DataFrame(found, columns=_COLUMNS), new_states

@@ -41,20 +41,35 @@ def custom_mask(batch: PushBatch) -> np.ndarray:
 
 
 def _group(frame: pd.DataFrame) -> pd.DataFrame:
-    """One finding per (row, rule): sorted distinct keys, and every flagged entry in the evidence."""
+    """One finding per (row, rule): sorted distinct keys, and every flagged entry in the evidence.
+
+    One pass over the flagged entries (sorted by push and rule), in plain Python lists.
+    """
     if frame.empty:
         return pd.DataFrame(columns=_COLUMNS)
-    out = []
-    for _, part in frame.groupby(["row", "rule"], sort=True):
-        row, rule_id = int(part["row"].iloc[0]), str(part["rule"].iloc[0])
-        keys = tuple(sorted(set(part["key"])))
-        entries = [{k: v for k, v in rec.items() if v is not None}
-                   for rec in part[["key", "type", "location", "fingerprint"]].to_dict("records")]
-        shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
-        message = f"{rule(rule_id).rationale.rstrip('.')}: {shown}."
-        out.append({"row": row, "rule": rule_id, "keys": keys, "message": message,
-                    "evidence": {"entries": entries}})
+    frame = frame.sort_values(["row", "rule"], kind="stable")
+    columns = [frame[c].tolist() for c in ("row", "rule", "key", "type", "location", "fingerprint")]
+    out: list[dict[str, Any]] = []
+    current: tuple[int, str] | None = None
+    entries: list[dict[str, Any]] = []
+    for row, rule_id, key, type_, location, print_ in zip(*columns, strict=True):
+        if (row, rule_id) != current:
+            if current is not None:
+                out.append(_finding(current, entries))
+            current, entries = (int(row), str(rule_id)), []
+        entry = {"key": key, "type": type_, "location": location, "fingerprint": print_}
+        entries.append({k: v for k, v in entry.items() if v is not None})
+    if current is not None:
+        out.append(_finding(current, entries))
     return pd.DataFrame(out, columns=_COLUMNS)
+
+
+def _finding(where: tuple[int, str], entries: list[dict[str, Any]]) -> dict[str, Any]:
+    row, rule_id = where
+    keys = tuple(sorted({e["key"] for e in entries}))
+    shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+    message = f"{rule(rule_id).rationale.rstrip('.')}: {shown}."
+    return {"row": row, "rule": rule_id, "keys": keys, "message": message, "evidence": {"entries": entries}}
 
 
 def _fingerprints(values: np.ndarray, key: SecretStr) -> list[str | None]:
