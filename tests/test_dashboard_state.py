@@ -47,11 +47,11 @@ def test_fleet_totals_sum_the_gauges_unless_a_fleet_record_exists() -> None:
     fleet.apply("b/1", g("b", "1", 1, 1))
     t = fleet.totals()
     assert (t.connections, t.client_instances, t.software_versions, t.software_names, t.source) == (8, 7, 3, 2, "sum")
-    fleet.apply("*/*", g("*", "*", 8, 6))
+    fleet.apply("__fleet__/__fleet__", g("__fleet__", "__fleet__", 8, 6))
     t = fleet.totals()
     assert (t.connections, t.client_instances, t.source) == (8, 6, "record")
     assert [x.key for x in fleet.snapshot()] == ["a/1", "a/2", "b/1"], "the fleet record is not a version"
-    fleet.apply("*/*", None)
+    fleet.apply("__fleet__/__fleet__", None)
     assert fleet.totals().source == "sum"
 
 

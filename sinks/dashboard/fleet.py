@@ -17,9 +17,9 @@ from configwatch.records import Gauge
 
 __all__ = ["FLEET_TOTAL_KEYS", "FleetGauges", "FleetTotals", "parse_gauge"]
 
-# Keys the gauges job may use for a fleet-total record (not a software name/version:
-# they break the KIP-511 pattern, so no real client can collide with them).
-FLEET_TOTAL_KEYS = frozenset({"*/*", "__fleet__", "__fleet__/__fleet__"})
+# The key of the gauges job's fleet-total record (udfs.gauges.FLEET_KEY). It breaks the
+# KIP-511 pattern (a leading underscore), so no real client software can collide with it.
+FLEET_TOTAL_KEYS = frozenset({"__fleet__/__fleet__"})
 
 
 @dataclass(frozen=True, slots=True)
