@@ -114,6 +114,9 @@ class _Handler(BaseHTTPRequestHandler):
     # -- routing --------------------------------------------------------------------------
 
     def do_HEAD(self) -> None:
+        if urlsplit(self.path).path == "/events":  # a stream has no length to report
+            self._send(HTTPStatus.METHOD_NOT_ALLOWED, b"", "text/plain", {"Allow": "GET"})
+            return
         self.do_GET()
 
     def do_GET(self) -> None:
