@@ -105,7 +105,8 @@ def test_alerts_clients_api_and_live_events(kafka_bootstrap: str, topic_name) ->
     ])])
     with dashboard(kafka_bootstrap, topics) as svc:
         def alerts_loaded() -> object:
-            return len(get(svc.url + "api/alerts").json()["alerts"]) == 2 and get(svc.url + f"api/clients/{client}")
+            return (len(get(svc.url + "api/alerts").json()["alerts"]) == 2
+                    and get(svc.url + f"api/clients/{client}").status == 200)
 
         eventually(alerts_loaded, timeout_s=30, message="alerts and the client push consumed")
         doc = get(svc.url + "api/alerts").json()

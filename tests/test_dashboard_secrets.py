@@ -70,8 +70,8 @@ def test_planted_secret_never_appears_in_any_dashboard_response(
 
     with dashboard(kafka_bootstrap, topics) as svc:
         url = svc.url
-        eventually(lambda: get(url + f"api/clients/{third}").status == 200, timeout_s=30,
-                   message="pushes consumed")
+        eventually(lambda: all(get(url + f"api/clients/{c}").status == 200 for c in (first, third)),
+                   timeout_s=30, message="pushes consumed")
 
         # The live stream: open it, then push the secret again from a second client.
         def pushed_live(events: list[tuple[str, str]]) -> bool:
