@@ -15,6 +15,7 @@ the buffer is lost without being counted.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 
 _STOP = object()
 _RETRY_CONNECT_S = 1.0
+_POLL_S = 0.1
 
 
 @runtime_checkable
@@ -111,9 +113,9 @@ class EventPublisher:
     # -- shutdown ------------------------------------------------------------------------------
     def close(self, timeout_s: float = 30.0) -> PublisherStats:
         """Stop accepting, publish what is buffered, flush, and close the producer."""
-        if not self._closing.is_set():
-            self._closing.set()
-            self._queue.put(_STOP)
+        self._closing.set()
+        with contextlib.suppress(queue.Full):
+            self._queue.put_nowait(_STOP)  # wakes the worker at once; when full it notices on its next poll
         self._thread.join(timeout_s)
         if self._thread.is_alive():
             log.error("publisher did not finish within %.0fs; unsent events are counted as failed", timeout_s)
@@ -133,7 +135,7 @@ class EventPublisher:
             try:
                 return KafkaProducer(
                     bootstrap_servers=self._bootstrap, acks="all", enable_idempotence=True, linger_ms=5,
-                    client_id=self._client_id, **self._producer_config)
+                    client_id=self._client_id, bootstrap_timeout_ms=5000, **self._producer_config)
             except Exception as exc:  # kafka-python raises several types when no broker answers
                 log.warning("cannot connect the publisher to %s (%s); retrying", self._bootstrap, exc)
                 self._closing.wait(_RETRY_CONNECT_S)
@@ -145,9 +147,14 @@ class EventPublisher:
             return
         try:
             while True:
-                item = self._queue.get()
+                try:
+                    item = self._queue.get(timeout=_POLL_S)
+                except queue.Empty:
+                    if self._closing.is_set():
+                        break  # closing and drained
+                    continue
                 if item is _STOP:
-                    break
+                    continue  # publish whatever is still buffered, then stop on the empty poll
                 self._send(item)
         finally:
             self._producer.flush(timeout=10)

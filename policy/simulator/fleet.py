@@ -67,6 +67,7 @@ class SimulatedClient:
     leaks: tuple[str, ...]
     expect: str
     hold_ms: int
+    leaked_keys: tuple[str, ...] = ()
 
     def options(self, **overrides: object) -> PushOptions:
         """The client's push options: non-compliant clients skip the KIP's sensitive-key filter."""
@@ -77,8 +78,9 @@ class SimulatedClient:
         return select_configs(self.configs, self.options())[0]
 
     def redactable_values(self) -> tuple[str, ...]:
-        """Values of entries this client sends that the KIP rules make sensitive (must never be published)."""
-        return tuple(c.value for c in self.selected() if c.value and kip_sensitive_reason(c.key, c.type))
+        """Planted secrets this client sends in KIP-sensitive entries: the gateway must never publish them."""
+        return tuple(c.value for c in self.selected()
+                     if c.key in self.leaked_keys and c.value and kip_sensitive_reason(c.key, c.type))
 
 
 def _uuid(rng: random.Random) -> str:
@@ -177,8 +179,8 @@ def _token(rng: random.Random, alphabet: str, n: int) -> str:
 _B64URL = string.ascii_letters + string.digits + "-_"
 
 
-def _leak(rng: random.Random, family: Family, configs: list[ClientConfig]) -> tuple[str, bool]:
-    """Add one leak; returns its kind and whether the client must skip the KIP filter to send it."""
+def _leak(rng: random.Random, family: Family, configs: list[ClientConfig]) -> tuple[str, bool, str]:
+    """Add one leak; returns its kind, whether the client must skip the KIP filter to send it, and its key."""
     choice = rng.choice(["password_in_sensitive_key", "aws_key_in_custom_key", "jwt_in_client_id"])
     if choice == "password_in_sensitive_key":
         password = _token(rng, string.ascii_letters + string.digits + "!#%", 20)
@@ -193,16 +195,16 @@ def _leak(rng: random.Random, family: Family, configs: list[ClientConfig]) -> tu
         if family.family == "librdkafka":
             key, value = "sasl.password", password
         _set(configs, key, value, type_)
-        return choice, True
+        return choice, True, key
     if choice == "aws_key_in_custom_key":
         _set(configs, "app.s3.access.key.id", "AKIA" + _token(rng, string.ascii_uppercase + string.digits, 16),
              "STRING")
-        return choice, False
+        return choice, False, "app.s3.access.key.id"
     header = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
     jwt = f"{header}.eyJ{_token(rng, _B64URL, 40)}.{_token(rng, _B64URL, 43)}"
     key = {"python": "client_id", "go-option": "ClientID", "go-struct": "ClientID"}.get(family.style, "client.id")
     _set(configs, key, jwt, "STRING")
-    return choice, False
+    return choice, False, key
 
 
 def _oversize(rng: random.Random, family: Family, configs: list[ClientConfig]) -> None:
@@ -227,12 +229,14 @@ def generate_fleet(spec: FleetSpec) -> list[SimulatedClient]:
         configs = _base_configs(rng, family.kinds[kind])
         misconfigs: list[str] = []
         leaks: list[str] = []
+        leaked_keys: list[str] = []
         compliant = True
         if rng.random() < spec.misconfigured_share:
             misconfigs.append(_misconfigure(rng, family, kind, configs))
         if rng.random() < spec.leaking_share:
-            leak, skips_filter = _leak(rng, family, configs)
+            leak, skips_filter, leaked_key = _leak(rng, family, configs)
             leaks.append(leak)
+            leaked_keys.append(leaked_key)
             compliant = not skips_filter
         name, version = family.software_name, release.version
         if expect == OVERSIZE:
@@ -247,7 +251,7 @@ def generate_fleet(spec: FleetSpec) -> list[SimulatedClient]:
                                   client_instance_id=_uuid(rng), api_versions_version=release.api_versions)
         hold = rng.randint(spec.hold_ms_min, max(spec.hold_ms_min, spec.hold_ms_max))
         fleet.append(SimulatedClient(i, family.family, kind, identity, tuple(configs), release.pushes, compliant,
-                                     tuple(misconfigs), tuple(leaks), expect, hold))
+                                     tuple(misconfigs), tuple(leaks), expect, hold, tuple(leaked_keys)))
     return fleet
 
 
