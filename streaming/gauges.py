@@ -1,0 +1,129 @@
+"""The gauge stream: decoded valid events -> per-version connection gauge updates, in Spark state.
+
+``gauge_stream(valid, config)`` keeps the open-connection table of the whole
+fleet in one ``transformWithStateInPandas`` group (the state transition is
+``udfs.gauges.advance``; why one group and this API: docs/gauges.md and
+docs/benchmarks.md). The result is an update-mode stream of gauge rows
+(``udfs.gauges.OUTPUT_SCHEMA``); run it as its own query with its own
+checkpoint (``QUERY_NAME``, ``OUTPUT_MODE``) and turn rows into sink records
+with ``gauge_sink_record``: a key reaching zero becomes a tombstone on Kafka and
+a ``removed: true`` record in files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
+
+from configwatch.contract import CONFIG_PUSH, CONNECTION_CLOSED, CONNECTION_OPENED
+from configwatch.records import Gauge
+from sinks.base import SinkRecord
+from udfs.gauges import INPUT_COLUMNS, OUTPUT_SCHEMA, STATE_SCHEMA, GaugeConfig, GaugeState, advance
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import DataFrame
+
+__all__ = [
+    "OUTPUT_MODE",
+    "OUTPUT_TYPE",
+    "QUERY_NAME",
+    "STATE_TYPE",
+    "GaugeProcessor",
+    "gauge_input",
+    "gauge_sink_record",
+    "gauge_stream",
+]
+
+QUERY_NAME: Final = "gauges"  # also the checkpoint sub-directory
+OUTPUT_MODE: Final = "update"
+OUTPUT_TYPE: Final = from_arrow_schema(OUTPUT_SCHEMA)
+STATE_TYPE: Final = from_arrow_schema(STATE_SCHEMA)
+_GROUP: Final = "gauge_group"
+
+
+def gauge_input(valid: DataFrame, config: GaugeConfig) -> DataFrame:
+    """The events the gauges read, narrowed to ``INPUT_COLUMNS`` before the shuffle.
+
+    Connection events always; with a lease also any other event that names a
+    connection (it shows the connection is alive). Rows with a quarantine
+    ``reason`` are dropped here too, so invalid records can never touch state.
+    """
+    from pyspark.sql import functions as F
+
+    wanted = [CONNECTION_OPENED, CONNECTION_CLOSED] + ([CONFIG_PUSH] if config.ttl_ms is not None else [])
+    cond = F.col("event").isin(wanted) & F.col("connection_id").isNotNull() & F.col("timestamp_ms").isNotNull()
+    if "reason" in valid.columns:
+        cond = cond & F.col("reason").isNull()
+    cols = []
+    for name in INPUT_COLUMNS:
+        if name in valid.columns:
+            cols.append(F.col(name).cast("long") if name in ("partition", "offset") else F.col(name))
+        else:
+            cols.append(F.lit(None).cast("long").alias(name))
+    return valid.where(cond).select(*cols)
+
+
+class GaugeProcessor(StatefulProcessor):
+    """The one group's state: a ValueState holding ``udfs.gauges.GaugeState``, plus one lease timer.
+
+    Per micro-batch: one state read, one write, and with a lease one timer listed,
+    deleted and registered (each Python state call is a round trip to the JVM).
+    """
+
+    def __init__(self, config: GaugeConfig) -> None:
+        self._config = config
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self._handle = handle
+        self._state = handle.getValueState("gauges", STATE_TYPE)
+
+    def handleInputRows(  # noqa: N802 - PySpark's name
+            self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues,  # noqa: N803
+    ) -> Iterator[pd.DataFrame]:
+        return self._step(rows, timerValues.getCurrentProcessingTimeInMs())
+
+    def handleExpiredTimer(  # noqa: N802 - PySpark's name
+            self, key: Any, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo,  # noqa: N803
+    ) -> Iterator[pd.DataFrame]:
+        return self._step(iter(()), timerValues.getCurrentProcessingTimeInMs())
+
+    def _step(self, rows: Iterator[pd.DataFrame], now_ms: int) -> Iterator[pd.DataFrame]:
+        result = advance(GaugeState.from_row(self._state.get()), rows, now_ms, self._config)
+        self._state.update(result.state.to_row())
+        if self._config.ttl_ms is not None:
+            for ts in list(self._handle.listTimers()):
+                self._handle.deleteTimer(ts)
+            expiry = result.state.next_expiry_ms(self._config)
+            if expiry is not None:
+                self._handle.registerTimer(expiry)
+        if not result.gauges.empty:
+            yield result.gauges
+
+    def close(self) -> None:
+        pass
+
+
+def gauge_stream(valid: DataFrame, config: GaugeConfig | None = None) -> DataFrame:
+    """Gauge updates (``OUTPUT_SCHEMA`` rows, update mode) from the decoded valid event stream."""
+    from pyspark.sql import functions as F
+
+    config = config or GaugeConfig()
+    time_mode = "ProcessingTime" if config.ttl_ms is not None else "None"
+    return (
+        gauge_input(valid, config)
+        .withColumn(_GROUP, F.lit(0))
+        .groupBy(_GROUP)
+        .transformWithStateInPandas(GaugeProcessor(config), OUTPUT_TYPE, "Update", time_mode)
+    )
+
+
+def gauge_sink_record(row: Mapping[str, Any]) -> SinkRecord:
+    """One gauge row as a sink record: key ``<name>/<version>``; a removal is a tombstone."""
+    gauge = Gauge(row["client_software_name"], row["client_software_version"], int(row["connections"]),
+                  int(row["client_instances"]), int(row["updated_at_ms"]), bool(row["removed"]))
+    return SinkRecord(key=gauge.key, value=gauge.to_dict(), tombstone=gauge.removed)

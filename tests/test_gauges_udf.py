@@ -1,0 +1,249 @@
+"""The gauge transition (udfs.gauges) as a plain function: contract semantics, lease, state round trip."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from udfs.gauges import (
+    FLEET_KEY,
+    INPUT_COLUMNS,
+    OUTPUT_SCHEMA,
+    GaugeConfig,
+    GaugeState,
+    advance,
+)
+
+NOW = 1_800_000_000_000
+
+
+def ev(event: str, ts: int, cid: str, name: str | None = "java", version: str | None = "3.9",
+       inst: str | None = None, partition: int = 0, offset: int | None = None) -> dict[str, Any]:
+    return {"event": f"connection_{event}" if event in ("opened", "closed") else event,
+            "timestamp_ms": ts, "connection_id": cid, "client_instance_id": inst,
+            "client_software_name": name, "client_software_version": version,
+            "partition": partition, "offset": ts if offset is None else offset}
+
+
+def frame(*events: dict[str, Any]) -> pd.DataFrame:
+    return pd.DataFrame(list(events), columns=list(INPUT_COLUMNS))
+
+
+def rows(gauges: pd.DataFrame) -> dict[str, tuple[int, int, bool]]:
+    return {r.key: (r.connections, r.client_instances, r.removed) for r in gauges.itertuples()}
+
+
+def run(*batches: list[dict[str, Any]], config: GaugeConfig | None = None
+        ) -> tuple[GaugeState, list[dict[str, tuple[int, int, bool]]]]:
+    state, out = GaugeState.empty(), []
+    for i, batch in enumerate(batches):
+        t = advance(state, frame(*batch), NOW + i * 1000, config)
+        state = t.state
+        out.append(rows(t.gauges))
+    return state, out
+
+
+def test_open_counts_under_the_open_events_identity_and_the_fleet() -> None:
+    _, [out] = run([ev("opened", 1, "c1", inst="i1"), ev("opened", 2, "c2", inst="i1"),
+                    ev("opened", 3, "c3", "librdkafka", "2.6.1", inst="i2")])
+    assert out == {"java/3.9": (2, 1, False), "librdkafka/2.6.1": (1, 1, False), FLEET_KEY: (3, 2, False)}
+
+
+def test_output_follows_the_schema_and_stamps_processing_time() -> None:
+    t = advance(GaugeState.empty(), frame(ev("opened", 1, "c1", inst="i1")), NOW)
+    assert list(t.gauges.columns) == OUTPUT_SCHEMA.names
+    assert set(t.gauges["updated_at_ms"]) == {NOW}
+    assert t.gauges.loc[t.gauges["key"] == "java/3.9", "client_software_name"].item() == "java"
+    assert t.expired == 0
+
+
+def test_repeated_opens_change_nothing_and_keep_the_first_identity() -> None:
+    _, out = run([ev("opened", 1, "c1", inst="i1")],
+                 [ev("opened", 1, "c1", inst="i1"), ev("opened", 5, "c1", "java", "4.0", inst="i9")])
+    assert out[1] == {}
+
+
+def test_close_of_an_unknown_connection_changes_nothing() -> None:
+    state, out = run([ev("opened", 1, "c1")], [ev("closed", 2, "nope")])
+    assert out[1] == {}
+    assert state.connections.num_rows == 1
+
+
+def test_missing_or_empty_identity_counts_as_unknown() -> None:
+    _, [out] = run([ev("opened", 1, "c1", None, None), ev("opened", 2, "c2", "", ""),
+                    ev("opened", 3, "c3", "java", None)])
+    assert out["unknown/unknown"] == (2, 0, False)
+    assert out["java/unknown"] == (1, 0, False)
+
+
+def test_close_to_zero_removes_the_key_and_the_fleet() -> None:
+    state, out = run([ev("opened", 1, "c1", inst="i1"), ev("opened", 2, "c2", "go", "1", inst="i2")],
+                     [ev("closed", 3, "c1")], [ev("closed", 4, "c2")])
+    assert out[1] == {"java/3.9": (0, 0, True), FLEET_KEY: (1, 1, False)}
+    assert out[2] == {"go/1": (0, 0, True), FLEET_KEY: (0, 0, True)}
+    assert state.connections.num_rows == 0
+
+
+def test_client_instances_are_distinct_non_null_ids_per_version_and_fleet() -> None:
+    _, out = run([ev("opened", 1, "c1", inst="i1"), ev("opened", 2, "c2", inst="i1"),
+                  ev("opened", 3, "c3", inst=None), ev("opened", 4, "c4", "java", "4.0", inst="i1")],
+                 [ev("closed", 5, "c1")])
+    assert out[0] == {"java/3.9": (3, 1, False), "java/4.0": (1, 1, False), FLEET_KEY: (4, 1, False)}
+    # i1 still has c2 open: connections drop, instances stay.
+    assert out[1] == {"java/3.9": (2, 1, False), FLEET_KEY: (3, 1, False)}
+
+
+def test_events_apply_in_event_order_within_a_batch() -> None:
+    # Listed close-first, but the open is older: net effect is a closed connection, no gauge.
+    _, [out] = run([ev("closed", 7, "c1"), ev("opened", 3, "c1")])
+    assert out == {}
+    # Same millisecond: partition offset decides; open (offset 1) then close (offset 2).
+    _, [out] = run([ev("closed", 7, "c2", offset=2), ev("opened", 7, "c2", offset=1)])
+    assert out == {}
+    # Open after close in event order: counts.
+    _, [out] = run([ev("opened", 9, "c3"), ev("closed", 4, "c3")])
+    assert out["java/3.9"] == (1, 0, False)
+
+
+def test_chunked_input_is_sorted_across_chunks() -> None:
+    chunks = [frame(ev("closed", 8, "c1")), frame(ev("opened", 2, "c1"), ev("opened", 3, "c2"))]
+    t = advance(GaugeState.empty(), chunks, NOW)
+    assert rows(t.gauges) == {"java/3.9": (1, 0, False), FLEET_KEY: (1, 0, False)}
+
+
+def test_redelivered_open_after_close_is_ignored_but_a_newer_open_reopens() -> None:
+    _, out = run([ev("opened", 10, "c1")], [ev("closed", 20, "c1")],
+                 [ev("opened", 10, "c1")], [ev("opened", 30, "c1")])
+    assert out[1]["java/3.9"] == (0, 0, True)
+    assert out[2] == {}
+    assert out[3]["java/3.9"] == (1, 0, False)
+
+
+def test_an_open_older_than_an_unknown_close_stays_out() -> None:
+    _, out = run([ev("closed", 20, "c1")], [ev("opened", 10, "c1")])
+    assert out == [{}, {}]
+
+
+def test_a_close_older_than_the_open_is_stale() -> None:
+    state, out = run([ev("opened", 10, "c1")], [ev("closed", 5, "c1")])
+    assert out[1] == {}
+    assert state.connections.num_rows == 1
+
+
+def test_close_markers_expire_after_the_retention_in_event_time() -> None:
+    config = GaugeConfig(closed_retention_ms=100)
+    state, _ = run([ev("closed", 1000, "c1"), ev("closed", 1050, "c2")], [ev("opened", 1120, "c3")],
+                   config=config)
+    assert state.closed.column("connection_id").to_pylist() == ["c2"]
+    assert state.clock_ms == 1120
+
+
+def test_lease_drops_silent_connections_logs_and_counts(caplog: pytest.LogCaptureFixture) -> None:
+    config = GaugeConfig(ttl_ms=500)
+    s0 = advance(GaugeState.empty(), frame(ev("opened", 1, "c1", inst="i1"), ev("opened", 2, "c2")), NOW,
+                 config).state
+    assert s0.next_expiry_ms(config) == NOW + 500
+    # c2 shows it is alive at NOW+300 (any event of the connection refreshes the lease).
+    s1 = advance(s0, frame(ev("config_push", 3, "c2")), NOW + 300, config).state
+    assert s1.next_expiry_ms(config) == NOW + 500
+    t = advance(s1, frame(), NOW + 499, config)
+    assert t.expired == 0 and t.gauges.empty
+    with caplog.at_level("WARNING", logger="udfs.gauges"):
+        t = advance(t.state, frame(), NOW + 500, config)
+    assert t.expired == 1 and t.state.expired_total == 1
+    assert "dropped 1 connection" in caplog.text
+    got = {r.key: (r.connections, r.client_instances, r.removed, r.expired) for r in t.gauges.itertuples()}
+    assert got == {"java/3.9": (1, 0, False, 1), FLEET_KEY: (1, 0, False, 1)}
+    assert t.state.next_expiry_ms(config) == NOW + 800
+    t = advance(t.state, frame(), NOW + 800, config)
+    got = {r.key: (r.connections, r.removed, r.expired) for r in t.gauges.itertuples()}
+    assert got == {"java/3.9": (0, True, 1), FLEET_KEY: (0, True, 1)}
+    assert t.state.expired_total == 2 and t.state.next_expiry_ms(config) is None
+    # A redelivered open of a dropped connection stays out; a new open counts again.
+    t = advance(t.state, frame(ev("opened", 1, "c1")), NOW + 900, config)
+    assert t.gauges.empty
+    t = advance(t.state, frame(ev("opened", 50, "c1")), NOW + 901, config)
+    assert rows(t.gauges)["java/3.9"] == (1, 0, False)
+
+
+def test_without_a_lease_nothing_expires() -> None:
+    s = advance(GaugeState.empty(), frame(ev("opened", 1, "c1")), NOW).state
+    t = advance(s, frame(), NOW + 10**9)
+    assert t.gauges.empty and t.state.connections.num_rows == 1
+    assert t.state.next_expiry_ms(GaugeConfig()) is None
+
+
+def test_state_round_trips_through_its_row() -> None:
+    s = advance(GaugeState.empty(), frame(ev("opened", 1, "c1", inst="i1"), ev("closed", 2, "c0")), NOW).state
+    back = GaugeState.from_row(s.to_row())
+    assert back.connections.equals(s.connections) and back.closed.equals(s.closed)
+    assert (back.clock_ms, back.expired_total) == (s.clock_ms, s.expired_total)
+    assert GaugeState.from_row(None).connections.num_rows == 0
+    with pytest.raises(ValueError, match="format"):
+        GaugeState.from_row((99, b"", b"", 0, 0))
+
+
+def test_rows_without_connection_id_never_touch_state() -> None:
+    t = advance(GaugeState.empty(), frame(ev("opened", 1, None)), NOW)  # type: ignore[arg-type]
+    assert t.gauges.empty and t.state.connections.num_rows == 0
+
+
+def _order(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(events, key=lambda e: (e["timestamp_ms"], e["partition"], e["offset"]))
+
+
+def _reference(ordered: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """The contract's semantics applied one event at a time, in the given order, with plain dicts."""
+    open_: dict[str, tuple[str, str | None, int]] = {}
+    closed: dict[str, int] = {}
+    for e in ordered:
+        cid, ts = e["connection_id"], e["timestamp_ms"]
+        if cid in open_:
+            if ts >= open_[cid][2] and e["event"] == "connection_closed":
+                del open_[cid]
+                closed[cid] = ts
+        elif e["event"] == "connection_closed":
+            closed[cid] = max(closed.get(cid, ts), ts)
+        elif e["event"] == "connection_opened" and ts > closed.get(cid, -1):
+            key = f"{e['client_software_name'] or 'unknown'}/{e['client_software_version'] or 'unknown'}"
+            open_[cid] = (key, e["client_instance_id"], ts)
+    out: dict[str, tuple[int, int]] = {}
+    for key in {k for k, _, _ in open_.values()}:
+        members = [i for k, i, _ in open_.values() if k == key]
+        out[key] = (len(members), len({i for i in members if i}))
+    if open_:
+        out[FLEET_KEY] = (len(open_), len({i for _, i, _ in open_.values() if i}))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_any_batching_of_a_random_stream_ends_at_the_reference_gauges(seed: int) -> None:
+    rng = random.Random(seed)
+    versions = [("java", "3.9"), ("java", "4.0"), (None, None), ("go", "1.2")]
+    events = []
+    for offset in range(1, 401):
+        cid = f"c{rng.randrange(60)}"
+        name, version = rng.choice(versions)
+        kind = rng.choice(["opened", "opened", "closed", "config_push"])
+        events.append(ev(kind, rng.randrange(1000), cid, name, version, inst=rng.choice([None, "i1", "i2", "i3"]),
+                         partition=0, offset=offset))
+    # Arrival order is offset order; the job cuts it into micro-batches at random points.
+    cuts = sorted(rng.sample(range(1, len(events)), 6))
+    batches = [events[a:b] for a, b in zip([0, *cuts], [*cuts, len(events)], strict=True)]
+    state, outs = GaugeState.empty(), {}
+    for i, batch in enumerate(batches):
+        t = advance(state, frame(*batch), NOW + i)
+        state = t.state
+        for r in t.gauges.itertuples():
+            outs[r.key] = None if r.removed else (r.connections, r.client_instances)
+    final = {k: v for k, v in outs.items() if v is not None}
+    # One batch holding everything is exactly the reference in pure event order.
+    single = advance(GaugeState.empty(), frame(*events), NOW)
+    assert {r.key: (r.connections, r.client_instances) for r in single.gauges.itertuples()} \
+        == _reference(_order(events))
+    # Across batches, each batch applies in event order after the ones before it.
+    assert final == _reference([e for b in batches for e in _order(b)])
+    assert final  # the random stream leaves something open, so the comparison is not vacuous
