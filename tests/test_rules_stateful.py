@@ -148,3 +148,25 @@ def test_the_same_member_pushing_again_is_one_member() -> None:
 def test_empty_state_object() -> None:
     assert DetectionState().fleet == {} and DetectionState().groups == {}
     assert JAVA[0] == "apache-kafka-java"
+
+
+# --- the Spark-facing pair: prepare (per batch) and step (per state key) ----------------------------
+
+def test_prepare_and_step_give_what_detect_with_state_gives() -> None:
+    import json
+
+    from tests.rules_helpers import NOW_MS, table
+    from udfs.rules.stateful import prepare, step
+
+    pushes = [*producers(12), push({"acks": "all", "linger.ms": "9000", "batch.size": "16384"}),
+              consumer("k"), consumer("k", **{"group.protocol": "consumer"}), push({"acks": "0"})]
+    rows = prepare(table(*pushes), KEY, NOW_MS).to_pandas()
+    found, states = [], {}
+    for state_key, part in rows.groupby("state_key"):
+        out, state = step(str(state_key), part, None, KEY, NOW_MS)
+        found += out.to_pylist()
+        states[state_key] = state
+    expected, _ = stateful_findings(*pushes)
+    assert sorted(r["alert_id"] for r in found) == sorted(r["alert_id"] for r in expected)
+    assert all(v is None for k, v in states.items() if str(k).startswith("pass|"))
+    assert all(json.loads(v) for k, v in states.items() if not str(k).startswith("pass|"))

@@ -1,0 +1,116 @@
+"""Detection as two plain functions Spark can run: ``prepare`` per batch, ``step`` per state key.
+
+``prepare`` turns a batch of decoded pushes into rows, each with a ``state_key``:
+``fleet|<peer group>|<config key>`` for a numeric value (fleet outliers),
+``group|<group id fingerprint>`` for a consumer's group membership (group drift),
+and ``pass|<n>`` for a finding of the stateless rules, carried as JSON in
+``finding`` (so the job decodes and detects in one pass, and everything leaves
+through one operator). ``step`` takes every row of one state key plus that key's
+state (JSON text, ``None`` at first) and returns contract finding rows and the
+new state (``None``: nothing to keep). Spark groups by ``state_key`` and keeps the
+JSON in its state store; tests call both directly. Neither the state keys nor the
+state ever hold a raw group id, client id or config value: only fingerprints,
+documented key names and numbers.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pyarrow as pa
+
+from configwatch.secrets import SecretStr
+from udfs.rules.batch import CONTEXT_COLUMNS, SUBJECT, PushBatch
+from udfs.rules.detect import detect_batch
+from udfs.rules.effective import Effective, effective
+from udfs.rules.exceptions import RulesError
+from udfs.rules.findings import FINDING_SCHEMA, to_table
+from udfs.rules.fleet import NumericSummary, fleet_observations, score_group
+from udfs.rules.groups import GroupState, drift, group_observations
+
+__all__ = ["FLEET", "GROUP", "OBSERVATION_SCHEMA", "PASS", "observe", "prepare", "step"]
+
+FLEET = "fleet"
+GROUP = "group"
+PASS = "pass"
+PASS_BUCKETS = 4  # stateless findings spread over a few keys (one Python call per key and batch)
+_SEP = "|"
+
+OBSERVATION_SCHEMA = pa.schema([
+    pa.field("state_key", pa.string()),
+    pa.field("peer_group", pa.string()),
+    pa.field("key", pa.string()),
+    pa.field("value", pa.float64()),
+    pa.field("group_fp", pa.string()),
+    pa.field("group", pa.string()),
+    pa.field("protocol", pa.string()),
+    pa.field("strategy", pa.string()),
+    *[pa.field(name, pa.int64() if name == "timestamp_ms" else pa.string()) for name in CONTEXT_COLUMNS],
+    pa.field(SUBJECT, pa.string()),
+    pa.field("finding", pa.string()),
+])
+
+
+def _frame(df: pd.DataFrame) -> pa.Table:
+    """``df``'s columns in ``OBSERVATION_SCHEMA`` (absent ones null)."""
+    arrays = []
+    for f in OBSERVATION_SCHEMA:
+        if f.name not in df.columns:
+            arrays.append(pa.nulls(len(df), f.type))
+        elif f.type == pa.int64():
+            arrays.append(pa.array(pd.to_numeric(df[f.name], errors="coerce").astype("Int64"), f.type))
+        elif f.type == pa.float64():
+            arrays.append(pa.array(pd.to_numeric(df[f.name], errors="coerce").astype(float), f.type))
+        else:
+            col = df[f.name].astype(object)
+            arrays.append(pa.array(col.where(col.notna(), None).tolist(), f.type))
+    return pa.Table.from_arrays(arrays, schema=OBSERVATION_SCHEMA)
+
+
+def observe(pushes: pa.Table | pd.DataFrame, key: SecretStr) -> pa.Table:
+    """The stateful rules' observation rows of a batch of decoded ``config_push`` rows."""
+    batch = PushBatch.from_pushes(pushes, key)
+    if batch.n == 0:
+        return OBSERVATION_SCHEMA.empty_table()
+    return _observations(batch, effective(batch), key)
+
+
+def _observations(batch: PushBatch, eff: Effective, key: SecretStr) -> pa.Table:
+    fleet = fleet_observations(batch)
+    fleet = fleet.assign(state_key=FLEET + _SEP + fleet["peer_group"].astype(str) + _SEP + fleet["key"].astype(str))
+    groups = group_observations(batch, eff, key)
+    groups = groups.assign(state_key=GROUP + _SEP + groups["group_fp"].astype(str))
+    return pa.concat_tables([_frame(fleet), _frame(groups)])
+
+
+def prepare(pushes: pa.Table | pd.DataFrame, key: SecretStr, now_ms: int) -> pa.Table:
+    """Stateless findings (as ``pass`` rows) and stateful observations of a batch, one table."""
+    batch = PushBatch.from_pushes(pushes, key)
+    if batch.n == 0:
+        return OBSERVATION_SCHEMA.empty_table()
+    eff = effective(batch)
+    found = detect_batch(batch, key, now_ms, eff).to_pylist()
+    passed = pd.DataFrame({
+        "state_key": [f"{PASS}{_SEP}{int(r['alert_id'][:4], 16) % PASS_BUCKETS}" for r in found],
+        "finding": [json.dumps(r, separators=(",", ":")) for r in found],
+    })
+    return pa.concat_tables([_frame(passed), _observations(batch, eff, key)])
+
+
+def step(state_key: str, observations: pd.DataFrame, state: str | None, key: SecretStr,
+         now_ms: int) -> tuple[pa.Table, str | None]:
+    """Findings of one state key's rows against its state, and the new state (JSON; None: keep nothing)."""
+    observations = observations.reset_index(drop=True)
+    kind, _, rest = state_key.partition(_SEP)
+    if kind == PASS:
+        rows = [json.loads(text) for text in observations["finding"] if isinstance(text, str)]
+        return pa.Table.from_pylist(rows, schema=FINDING_SCHEMA), None
+    if kind == FLEET:
+        peer_group, _, config_key = rest.partition(_SEP)
+        raw, summary = score_group(peer_group, config_key, observations, NumericSummary.from_json(state))
+        return to_table(raw, observations, key, now_ms), summary.to_json()
+    if kind == GROUP:
+        raw, members = drift(observations, GroupState.from_json(state))
+        return to_table(raw, observations, key, now_ms), members.to_json()
+    raise RulesError(f"unknown state key kind in {state_key!r}")
