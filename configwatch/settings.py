@@ -90,6 +90,10 @@ class Settings:
                                   "of quarantine, alerts, gauges)", commands=("run",), metavar="NAMES")
     connect_timeout_s: float = setting(15.0, "how long to wait for Kafka to answer before giving up",
                                        commands=("run", "demo"), metavar="SECONDS")
+    connection_ttl: float | None = setting(
+        None, "lease for the connection gauges: a connection with no event for this many seconds is dropped "
+        "(logged and counted); for edges that may die without sending closes (default: no lease)",
+        commands=("run", "demo"), metavar="SECONDS")
     dashboard_host: str = setting("127.0.0.1", "address the dashboard binds (also --host); anything but "
                                   "loopback needs a dashboard token", commands=("dashboard",), metavar="ADDR")
     dashboard_port: int = setting(8765, "dashboard HTTP port, 0 for a free one (also --port)",
