@@ -20,13 +20,15 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
 
 from configwatch.contract import CONFIG_PUSH, CONNECTION_CLOSED, CONNECTION_OPENED
+from configwatch.errors import UsageError
 from configwatch.records import Gauge
+from configwatch.settings import Settings
 from sinks.base import SinkRecord
 from udfs.gauges import INPUT_COLUMNS, OUTPUT_SCHEMA, STATE_SCHEMA, GaugeConfig, GaugeState, advance
 
 if TYPE_CHECKING:
     import pandas as pd
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 __all__ = [
     "OUTPUT_MODE",
@@ -34,6 +36,7 @@ __all__ = [
     "QUERY_NAME",
     "STATE_TYPE",
     "GaugeProcessor",
+    "gauge_config",
     "gauge_input",
     "gauge_sink_record",
     "gauge_stream",
@@ -44,6 +47,31 @@ OUTPUT_MODE: Final = "update"
 OUTPUT_TYPE: Final = from_arrow_schema(OUTPUT_SCHEMA)
 STATE_TYPE: Final = from_arrow_schema(STATE_SCHEMA)
 _GROUP: Final = "gauge_group"
+
+
+def gauge_config(settings: Settings) -> GaugeConfig:
+    """The transition's knobs from the job settings (``--connection-ttl`` seconds)."""
+    ttl = settings.connection_ttl
+    if ttl is None:
+        return GaugeConfig()
+    if ttl <= 0:
+        raise UsageError(f"--connection-ttl: must be a positive number of seconds, got {ttl:g}")
+    return GaugeConfig(ttl_ms=max(1, round(ttl * 1000)))
+
+
+def _order_columns(valid: DataFrame) -> tuple[Column, Column]:
+    """Source coordinates as two longs that order events after ``timestamp_ms``.
+
+    Kafka: partition, offset. Replay files: a hash of the file name, then the line
+    (lines of one file keep their order; files are ordered by event time only).
+    """
+    from pyspark.sql import functions as F
+
+    if "partition" in valid.columns and "offset" in valid.columns:
+        return F.col("partition").cast("long"), F.col("offset").cast("long")
+    if "file" in valid.columns and "line" in valid.columns:
+        return F.xxhash64("file"), F.col("line").cast("long")
+    return F.lit(None).cast("long"), F.lit(None).cast("long")
 
 
 def gauge_input(valid: DataFrame, config: GaugeConfig) -> DataFrame:
@@ -59,13 +87,9 @@ def gauge_input(valid: DataFrame, config: GaugeConfig) -> DataFrame:
     cond = F.col("event").isin(wanted) & F.col("connection_id").isNotNull() & F.col("timestamp_ms").isNotNull()
     if "reason" in valid.columns:
         cond = cond & F.col("reason").isNull()
-    cols = []
-    for name in INPUT_COLUMNS:
-        if name in valid.columns:
-            cols.append(F.col(name).cast("long") if name in ("partition", "offset") else F.col(name))
-        else:
-            cols.append(F.lit(None).cast("long").alias(name))
-    return valid.where(cond).select(*cols)
+    partition, offset = _order_columns(valid)
+    fields = [F.col(name) for name in INPUT_COLUMNS[:6]]
+    return valid.where(cond).select(*fields, partition.alias("partition"), offset.alias("offset"))
 
 
 class GaugeProcessor(StatefulProcessor):
@@ -108,10 +132,15 @@ class GaugeProcessor(StatefulProcessor):
         pass
 
 
-def gauge_stream(valid: DataFrame, config: GaugeConfig | None = None) -> DataFrame:
-    """Gauge updates (``OUTPUT_SCHEMA`` rows, update mode) from the decoded valid event stream."""
+def gauge_stream(valid: DataFrame, config: GaugeConfig | Settings | None = None) -> DataFrame:
+    """Gauge updates (``OUTPUT_SCHEMA`` rows, update mode) from the decoded valid event stream.
+
+    ``config``: the transition's knobs, or the job settings to read them from.
+    """
     from pyspark.sql import functions as F
 
+    if isinstance(config, Settings):
+        config = gauge_config(config)
     config = config or GaugeConfig()
     time_mode = "ProcessingTime" if config.ttl_ms is not None else "None"
     return (

@@ -156,8 +156,9 @@ def default_outputs(names: Sequence[str] | None = None) -> list[OutputStream]:
     gauges = _optional("streaming.gauges")
     if gauges is not None:
         gauge_stream = gauges.gauge_stream
-        outputs.append(OutputStream(GAUGES, GAUGES, lambda d: gauge_stream(d.valid), gauges.gauge_sink_record,
-                                    counts_as="gauge updates", output_mode=gauges.OUTPUT_MODE))
+        outputs.append(OutputStream(GAUGES, GAUGES, lambda d: gauge_stream(d.valid, d.settings),
+                                    gauges.gauge_sink_record, counts_as="gauge updates",
+                                    output_mode=gauges.OUTPUT_MODE))
     available = [o.name for o in outputs]
     if names is None:
         missing = [k for k in KINDS if k not in available]
