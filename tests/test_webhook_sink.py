@@ -1,0 +1,183 @@
+"""The webhook sink against a real HTTP server on loopback: payload, retries, de-duplication, failures."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from configwatch.secrets import SecretStr
+from sinks.base import SinkRecord
+from sinks.webhook import TokenBucket, WebhookSink, alertmanager_payload, stats
+
+
+class Receiver:
+    """A loopback HTTP server that records POSTed JSON bodies and answers from a script of statuses."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+        self.statuses: list[int] = []  # answered in order; 200 once exhausted
+        self.headers: dict[int, dict[str, str]] = {}
+        self.lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with receiver.lock:
+                    receiver.bodies.append(json.loads(body))
+                    status = receiver.statuses.pop(0) if receiver.statuses else 200
+                self.send_response(status)
+                for name, value in receiver.headers.get(status, {}).items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/hooks/T0KEN-in-path"
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    r = Receiver()
+    r.thread.start()
+    try:
+        yield r
+    finally:
+        r.server.shutdown()
+        r.server.server_close()
+
+
+_n = iter(range(10**6))
+
+
+def finding(**over: Any) -> dict[str, Any]:
+    n = next(_n)
+    f = {"schema_version": 1, "alert_id": f"{n:032x}", "kind": "anomaly", "rule": "acks-zero", "severity": "medium",
+         "keys": ["acks"], "client_instance_id": "00000000-0000-4000-8000-000000000001",
+         "client_software_name": "apache-kafka-java", "client_software_version": "4.3.1", "client_id": "orders",
+         "principal": "User:app", "client_address": "10.0.0.7", "message": "acks=0: failed writes go unnoticed.",
+         "evidence": {"values": {"acks": 0}}, "event_timestamp_ms": 1_790_000_000_123, "detected_at_ms": 1}
+    f.update(over)
+    return f
+
+
+def sink(url: str, **over: Any) -> WebhookSink:
+    settings: dict[str, Any] = {"backoff_s": 0.01, "backoff_max_s": 0.05, "rate_per_s": 1000.0, "burst": 100.0,
+                                "timeout_s": 2.0, "deadline_s": 10.0}
+    settings.update(over)
+    return WebhookSink(SecretStr(url), **settings)
+
+
+def deliver(s: WebhookSink, findings: list[dict[str, Any]]) -> None:
+    writer = s.build(0, 0)
+    writer.write_batch([SinkRecord(f["alert_id"], f) for f in findings])
+    writer.close()
+
+
+def test_payload_is_alertmanager_version_4(receiver: Receiver) -> None:
+    f = finding()
+    deliver(sink(receiver.url), [f])
+    [body] = receiver.bodies
+    assert body["version"] == "4" and body["status"] == "firing" and body["receiver"] == "configwatch"
+    [alert] = body["alerts"]
+    assert alert["fingerprint"] == f["alert_id"]
+    assert alert["labels"] == {"alertname": "acks-zero", "rule": "acks-zero", "kind": "anomaly",
+                               "severity": "medium", "client_software_name": "apache-kafka-java",
+                               "client_software_version": "4.3.1", "client_instance_id": f["client_instance_id"],
+                               "client_id": "orders", "principal": "User:app"}
+    assert alert["annotations"]["summary"] == f["message"] and alert["annotations"]["keys"] == "acks"
+    assert json.loads(alert["annotations"]["evidence"]) == f["evidence"]
+    assert alert["startsAt"] == "2026-09-21T14:13:20.123Z" and alert["endsAt"] == "0001-01-01T00:00:00Z"
+    assert body["commonLabels"]["alertname"] == "acks-zero"
+
+
+def test_chunks_and_common_labels(receiver: Receiver) -> None:
+    deliver(sink(receiver.url, batch_alerts=2), [finding(), finding(severity="high"), finding()])
+    assert [len(b["alerts"]) for b in receiver.bodies] == [2, 1]
+    assert "severity" not in receiver.bodies[0]["commonLabels"]
+
+
+def test_retries_with_backoff_then_delivers_once(receiver: Receiver) -> None:
+    receiver.statuses = [503, 429, 200]
+    receiver.headers = {429: {"Retry-After": "0.01"}}
+    before = stats()
+    f = finding()
+    deliver(sink(receiver.url), [f])
+    assert [len(b["alerts"]) for b in receiver.bodies] == [1, 1, 1]
+    after = stats()
+    assert after["retries"] - before["retries"] == 2 and after["alerts_sent"] - before["alerts_sent"] == 1
+
+
+def test_deduplicates_by_alert_id_within_and_across_writers(receiver: Receiver) -> None:
+    f, g = finding(), finding()
+    s = sink(receiver.url)
+    deliver(s, [f, f, g])
+    deliver(s, [f, g])
+    assert [sorted(a["fingerprint"] for a in b["alerts"]) for b in receiver.bodies] == [
+        sorted([f["alert_id"], g["alert_id"]])]
+
+
+def test_a_client_error_is_not_retried(receiver: Receiver) -> None:
+    receiver.statuses = [400]
+    before = stats()
+    deliver(sink(receiver.url), [finding()])
+    assert len(receiver.bodies) == 1
+    assert stats()["alerts_dropped"] - before["alerts_dropped"] == 1
+
+
+def test_a_dead_webhook_never_raises_and_counts_the_drop(receiver: Receiver) -> None:
+    receiver.statuses = [500] * 3
+    before = stats()
+    deliver(sink(receiver.url, max_attempts=3), [finding(), finding()])
+    assert len(receiver.bodies) == 3
+    assert stats()["alerts_dropped"] - before["alerts_dropped"] == 2
+    # Nobody listening at all: still no exception.
+    port = receiver.server.server_address[1]
+    receiver.server.shutdown()
+    receiver.server.server_close()
+    deliver(sink(f"http://127.0.0.1:{port}/gone", max_attempts=2), [finding()])
+    assert stats()["alerts_dropped"] - before["alerts_dropped"] == 3
+
+
+def test_failed_alerts_are_not_remembered_as_delivered(receiver: Receiver) -> None:
+    receiver.statuses = [500, 500]
+    f = finding()
+    deliver(sink(receiver.url, max_attempts=2), [f])
+    deliver(sink(receiver.url, max_attempts=2), [f])
+    assert [b["alerts"][0]["fingerprint"] for b in receiver.bodies] == [f["alert_id"]] * 3
+
+
+def test_description_hides_path_query_and_credentials() -> None:
+    s = sink("https://user:pa55@hooks.example.com:8443/services/T0KEN?token=abc")
+    assert s.description == "webhook https://hooks.example.com:8443/..."
+    assert "pa55" not in repr(s) and "T0KEN" not in repr(s)
+
+
+def test_token_bucket_waits_for_tokens() -> None:
+    now = [0.0]
+    waits: list[float] = []
+
+    def sleep(s: float) -> None:
+        waits.append(s)
+        now[0] += s
+
+    bucket = TokenBucket(rate=2.0, burst=2.0, clock=lambda: now[0], sleep=sleep)
+    assert [bucket.acquire() for _ in range(4)] == [0.0, 0.0, 0.5, 0.5]
+    now[0] += 10
+    assert bucket.acquire() == 0.0  # refilled, capped at the burst
+
+
+def test_payload_of_no_findings() -> None:
+    assert alertmanager_payload([])["alerts"] == []
