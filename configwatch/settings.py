@@ -90,6 +90,10 @@ class Settings:
                                   "of quarantine, alerts, gauges)", commands=("run",), metavar="NAMES")
     connect_timeout_s: float = setting(15.0, "how long to wait for Kafka to answer before giving up",
                                        commands=("run", "demo"), metavar="SECONDS")
+    webhook_url: SecretStr | None = setting(
+        None, "also POST every finding to this Alertmanager-compatible webhook (best effort, de-duplicated by "
+        "alert_id, rate limited; the Kafka/files copy never depends on it); prefer the environment variable",
+        commands=("run", "demo"), metavar="URL")
     connection_ttl: float | None = setting(
         None, "lease for the connection gauges: a connection with no event for this many seconds is dropped "
         "(logged and counted); for edges that may die without sending closes (default: no lease)",
