@@ -14,7 +14,6 @@ from pathlib import Path
 from configwatch.localkafka import bootstrap_servers
 from configwatch.settings import Settings
 from policy.simulator import FleetSpec, run_gateway_and_simulator
-from streaming.job import JobOptions, run_job
 
 __all__ = ["add_arguments", "run"]
 
@@ -25,6 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
+    from streaming.job import JobOptions, run_job  # Spark and friends load only for this command
+
     logging.getLogger("policy.client").setLevel(logging.ERROR)  # one warning per simulated push otherwise
     with bootstrap_servers(settings) as bootstrap:
         ingest = run_gateway_and_simulator(settings, bootstrap, spec=FleetSpec(clients=args.clients))

@@ -16,10 +16,13 @@ import argparse
 import contextlib
 import logging
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from configwatch.localkafka import bootstrap_servers
 from configwatch.settings import Settings
-from streaming.job import JobOptions, run_job
+
+if TYPE_CHECKING:
+    from streaming.job import JobOptions
 
 __all__ = ["add_arguments", "run"]
 
@@ -41,7 +44,10 @@ def kafka_for(settings: Settings, options: JobOptions) -> Iterator[str | None]:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
+    from streaming.job import JobOptions, default_outputs, run_job  # Spark loads only for this command
+
     options = JobOptions.from_settings(settings)  # flag mistakes fail here, before anything starts
+    outputs = default_outputs(options.outputs)
     with kafka_for(settings, options) as bootstrap:
-        run_job(settings, options, bootstrap)
+        run_job(settings, options, bootstrap, outputs=outputs)
     return 0

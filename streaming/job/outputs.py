@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from configwatch.settings import Settings
-from sinks.base import SinkRecord
+from sinks.base import Sink, SinkRecord
 from streaming.job.exceptions import JobUsageError
 
 if TYPE_CHECKING:
@@ -80,7 +80,8 @@ class OutputStream:
     """One output: its query name, the sink stream it writes, how to build its rows and records.
 
     ``counts_as`` names the output in progress lines (``findings``,
-    ``quarantined``, ``gauge updates``).
+    ``quarantined``, ``gauge updates``). ``sink`` overrides where it goes
+    (e.g. a webhook for alerts, as an extra stream next to the Kafka one).
     """
 
     name: str
@@ -89,6 +90,7 @@ class OutputStream:
     to_record: ToRecord
     counts_as: str
     output_mode: str = "append"
+    sink: Sink | None = None  # None: the ``--sink`` destination of ``kind``
 
 
 def source_key(source: Mapping[str, Any]) -> str:

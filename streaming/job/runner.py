@@ -101,7 +101,7 @@ class StreamingJob:
             if self.options.source.kind != FILES and not topic_exists(self.bootstrap, self.options.input_topic):
                 log.warning("input topic %s does not exist yet; the job waits for it", self.options.input_topic)
         sinks = make_sinks(self.options, self.bootstrap)
-        for sink in sinks.values():
+        for sink in [*sinks.values(), *(o.sink for o in self.outputs if o.sink is not None)]:
             sink.prepare()
         return sinks
 
@@ -130,7 +130,8 @@ class StreamingJob:
             decoded = decode(self._raw(spark), validate=self.options.expectations, stats=stats)
             streams = Decoded(valid=decoded.where(F.col("reason").isNull()).drop("reason", "detail"),
                               invalid=decoded.where(F.col("reason").isNotNull()), settings=self.settings)
-            writer = EpochWriter(output, sinks[output.kind], stats, self._stop, self._on_report)
+            sink = output.sink or sinks[output.kind]
+            writer = EpochWriter(output, sink, stats, self._stop, self._on_report)
             stream = (
                 output.build(streams).writeStream.foreachBatch(writer)
                 .queryName(output.name)
@@ -144,7 +145,7 @@ class StreamingJob:
             query = stream.start()
             self._queries.append((output, query, writer))
             log.info("query %s started: %s -> %s (checkpoint %s)", output.name, self.options.source,
-                     sinks[output.kind].description, self.options.checkpoint_root / output.name)
+                     sink.description, self.options.checkpoint_root / output.name)
 
     # -- running and stopping ----------------------------------------------------------------------
     def request_stop(self) -> None:

@@ -1,0 +1,113 @@
+"""``configwatch run`` end to end in a subprocess: a replay through files, and a graceful
+stop + restart from the checkpoint on the real broker that neither loses nor repeats quarantine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from configwatch.samples import sample_events
+from sinks.kafka import ensure_topic
+from streaming.job.outputs import source_key
+from tests.conftest import eventually
+from tests.invalid_records import INVALID_CASES, SECRET
+from tests.kafka_helpers import produce, read_all
+from tests.test_sinks import _lines
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+
+CLI = [sys.executable, "-m", "configwatch.cli.main"]
+LINE_CASES = [c for c in INVALID_CASES if c.raw and b"\n" not in c.raw and b"\r" not in c.raw
+              and c.raw.strip(b" \t\r")]  # a replay line cannot hold a line break, and blank lines are skipped
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "CONFIGWATCH_CACHE_DIR": str(tmp_path / "cache"), "CONFIGWATCH_LOG_LEVEL": "INFO"}
+
+
+def test_replay_files_to_files_available_now(tmp_path: Path) -> None:
+    replay = tmp_path / "replay"
+    replay.mkdir()
+    expected: dict[tuple[str, int], str] = {}
+    for name, events, offset in (("a.jsonl", sample_events(40, seed=1), 0), ("b.jsonl", sample_events(25, seed=2), 5)):
+        lines = [e.to_json().encode() for e in events]
+        for i, case in enumerate(LINE_CASES[offset:offset + 6]):
+            lines.insert(3 + 5 * i, case.raw)  # type: ignore[arg-type]
+        (replay / name).write_bytes(b"\n".join(lines) + b"\n")
+        for n, raw in enumerate(lines, start=1):
+            reason = next((c.reason for c in LINE_CASES if c.raw == raw), None)
+            if reason is not None:
+                expected[(name, n)] = reason
+    out = tmp_path / "out"
+    run = subprocess.run([*CLI, "run", "--source", f"files:{replay}", "--sink", f"files:{out}",
+                          "--trigger", "available-now", "--checkpoint-dir", str(tmp_path / "ckpt"),
+                          "--outputs", "quarantine"],
+                         capture_output=True, text=True, timeout=600, env=_env(tmp_path), check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "[quarantine] batch 0: 77 records in, 65 valid, 12 invalid, 12 quarantined out" in run.stdout, run.stdout
+    quarantined = _lines(out / "quarantine")
+    got = {(Path(q["source"]["file"]).name, q["source"]["line"]): q["reason"] for q in quarantined}
+    assert got == expected
+    assert len(quarantined) == len(expected)
+    assert all(q["source"]["file"].endswith(f"/replay/{Path(q['source']['file']).name}") for q in quarantined)
+    assert SECRET not in json.dumps(quarantined)
+    assert sorted(p.name for p in out.iterdir()) == ["alerts", "gauges", "quarantine"]
+    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == ["quarantine"]
+
+
+def _quarantine_keys(bootstrap: str, topic: str) -> list[str]:
+    try:
+        records = read_all(bootstrap, topic)
+    except ValueError:  # the job has not created the topic yet
+        return []
+    return [source_key(json.loads(v)["source"]) for _, v, _, _ in records if v is not None]
+
+
+def test_stop_and_restart_neither_loses_nor_repeats_quarantine(kafka_bootstrap: str, topic_name: Any,
+                                                               tmp_path: Path) -> None:
+    topics = {name: topic_name(name) for name in ("in", "quarantine", "alerts", "gauges")}
+    records: list[tuple[bytes | None, bytes | None]] = []
+    bad_offsets = []
+    cases = [c for c in INVALID_CASES if c.raw is not None]
+    for i, event in enumerate(sample_events(600)):
+        if i % 10 == 5:  # one invalid record in every ten, spread over the whole stream
+            bad_offsets.append(len(records))
+            records.append((b"k", cases[len(bad_offsets) % len(cases)].raw))
+        records.append((event.kafka_key(), event.to_json().encode()))
+    ensure_topic(kafka_bootstrap, topics["in"], partitions=1)
+    produce(kafka_bootstrap, topics["in"], records)
+    expected = {f"{topics['in']}/0/{o}" for o in bad_offsets}
+    common = ["run", "--bootstrap-servers", kafka_bootstrap, "--input-topic", topics["in"],
+              "--quarantine-topic", topics["quarantine"], "--alerts-topic", topics["alerts"],
+              "--gauges-topic", topics["gauges"], "--checkpoint-dir", str(tmp_path / "ckpt"),
+              "--outputs", "quarantine"]
+
+    first = subprocess.Popen([*CLI, *common, "--max-offsets-per-trigger", "40", "--trigger-interval",
+                              "200 milliseconds"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=_env(tmp_path))
+    try:
+        eventually(lambda: len(_quarantine_keys(kafka_bootstrap, topics["quarantine"])) >= 4, timeout_s=400,
+                   interval_s=0.5, message="the first run quarantining some records")
+        first.send_signal(signal.SIGTERM)
+        out, err = first.communicate(timeout=180)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 0, err[-3000:]
+    assert "[quarantine] batch" in out
+    after_first = _quarantine_keys(kafka_bootstrap, topics["quarantine"])
+    assert 0 < len(after_first) < len(expected), "the stop must come mid-stream for this test to mean anything"
+
+    second = subprocess.run([*CLI, *common, "--trigger", "available-now"], capture_output=True, text=True,
+                            timeout=600, env=_env(tmp_path), check=False)
+    assert second.returncode == 0, second.stderr[-3000:]
+    final = _quarantine_keys(kafka_bootstrap, topics["quarantine"])
+    assert sorted(final) == sorted(expected), "every invalid record exactly once across the stop"

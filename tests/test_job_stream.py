@@ -1,0 +1,105 @@
+"""The job on the real broker and real Spark: a Kafka stream with 5% garbage of every invalid kind.
+
+Every valid record is decoded (field by field) and none quarantined; every invalid
+one is quarantined once, with the right reason and its topic/partition/offset,
+and without its payload.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafka import KafkaProducer
+
+from configwatch.records import Event
+from configwatch.samples import sample_events
+from configwatch.settings import Settings
+from sinks.files import FilesSink
+from sinks.kafka import ensure_topic
+from streaming.job import JobOptions, OutputStream, StreamingJob
+from streaming.job.outputs import QUARANTINE, quarantine_record, quarantine_rows, source_key
+from tests.invalid_records import EXPECTATION_CASES, INVALID_CASES, SECRET, InvalidCase, base_event
+from tests.test_sinks import _lines
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+
+
+def _produce(bootstrap: str, topic: str, values: list[bytes | None]) -> list[tuple[int, int]]:
+    """Send values (keyed so both partitions get some); return each one's (partition, offset)."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True, linger_ms=5)
+    futures = [producer.send(topic, value=v, key=str(i % 7).encode()) for i, v in enumerate(values)]
+    producer.flush()
+    coords = [(m.partition, m.offset) for m in (f.get(timeout=30) for f in futures)]
+    producer.close()
+    return coords
+
+
+def _echo_valid(directory: Path) -> OutputStream:
+    """A test-only output: every valid decoded row, to prove none is dropped."""
+    from sinks.base import SinkRecord
+
+    return OutputStream("valid_echo", "valid_echo", lambda d: d.valid, lambda row: SinkRecord(None, dict(row)),
+                        counts_as="echoed", sink=FilesSink(str(directory)))
+
+
+def test_a_stream_with_garbage_of_every_kind(kafka_bootstrap: str, spark: Any, topic_name: Any,
+                                           tmp_path: Path) -> None:
+    topic = topic_name("garbage")
+    ensure_topic(kafka_bootstrap, topic, partitions=2)
+    cases: list[InvalidCase] = [*INVALID_CASES, *EXPECTATION_CASES]
+    events = sample_events(19 * len(cases))  # invalid records are 5% of the stream
+    events[3] = Event.from_dict(base_event())  # a valid push holding a sensitive value
+    stream: list[tuple[bytes | None, InvalidCase | Event]] = [(e.to_json().encode(), e) for e in events]
+    stream += [(c.raw, c) for c in cases]
+    random.Random(11).shuffle(stream)
+    coords = _produce(kafka_bootstrap, topic, [raw for raw, _ in stream])
+
+    settings = Settings(checkpoint_dir=tmp_path / "ckpt", input_topic=topic, sink=f"files:{tmp_path / 'out'}",
+                        trigger="available-now")
+    options = JobOptions.from_settings(settings)
+    quarantine = OutputStream(QUARANTINE, QUARANTINE, lambda d: quarantine_rows(d.invalid), quarantine_record,
+                              counts_as="quarantined")
+    lines: list[str] = []
+    job = StreamingJob(settings, options, kafka_bootstrap, [quarantine, _echo_valid(tmp_path / "valid")],
+                       out=lines.append)
+    job.start()
+    result = job.wait()
+
+    expected_bad = {f"{topic}/{p}/{o}": case for (p, o), (_, case) in zip(coords, stream, strict=True)
+                    if isinstance(case, InvalidCase)}
+    quarantined = _lines(tmp_path / "out" / "quarantine")
+    by_source = {source_key(q["source"]): q for q in quarantined}
+    assert len(quarantined) == len(by_source) == len(cases), "each invalid record exactly once"
+    for key, case in expected_bad.items():
+        record = by_source[key]
+        assert record["reason"] == case.reason, case.name
+        assert record["size_bytes"] == (len(case.raw) if case.raw is not None else 0)
+        assert record["schema_version"] == 1 and record["quarantined_at_ms"] > 0
+    text = json.dumps(quarantined)
+    assert SECRET not in text and "apache-kafka-java" not in text, "no payload in quarantine"
+
+    valid_rows = _lines(tmp_path / "valid")
+    assert len(valid_rows) == len(events)
+    by_coords = {(r["partition"], r["offset"]): r for r in valid_rows}
+    for (p, o), (_, item) in zip(coords, stream, strict=True):
+        if isinstance(item, Event):
+            row = by_coords[(p, o)]
+            assert row["topic"] == topic
+            for name in ("schema_version", "event", "timestamp_ms", "broker_id", "connection_id",
+                         "client_instance_id", "client_software_name", "client_software_version", "client_id",
+                         "principal", "listener", "security_protocol", "client_address", "request_size_bytes"):
+                assert row[name] == getattr(item, name), name
+            if item.configs is None:
+                assert row["configs"] is None
+            else:
+                assert [(c["key"], c["value"], c["type"], c["is_default"]) for c in row["configs"]] == [
+                    (c.key, c.value, c.type, c.is_default) for c in item.configs]
+
+    totals = result.totals[QUARANTINE]
+    assert totals["records_in"] == len(stream) and totals["written"] == len(cases)
+    assert totals["invalid"] == len(cases) and totals["expectation_failed"] == len(EXPECTATION_CASES)
+    assert any(line.startswith("[quarantine] batch 0: ") and "records in" in line for line in lines), lines
