@@ -14,8 +14,9 @@ import pytest
 from configwatch.contract import CONFIG_TYPES
 from configwatch.records import ConfigEntry
 from configwatch.secrets import fingerprint
-from policy.api import ClientConfig
+from policy.api import ClientConfig, ClientConfigData, ClientConfigPolicy, RequestContext
 from policy.client import ClientIdentity, PushOptions, push_config
+from policy.exceptions import PolicyViolationError
 from policy.protocol import (
     API_VERSIONS_KEY,
     CONFIG_TOO_LARGE,
@@ -298,3 +299,35 @@ def test_metrics_show_instances_connections_and_process_calls(kafka_bootstrap: s
         assert metric(gw, "configwatch_client_config_process_latency_ms_count") == 1
         assert metric(gw, "configwatch_client_config_process_latency_max_ms") > 0
         assert metric(gw, "configwatch_client_config_process_errors_total") == 0
+
+
+class RefusingPolicy(ClientConfigPolicy):
+    """A third-party policy: refuses every push, and fails on a key named ``boom``."""
+
+    def process(self, context: RequestContext, data: ClientConfigData) -> str | None:
+        for c in data.configs:
+            if c.key == "boom":
+                raise RuntimeError(f"cannot handle {c.value}")  # a careless message holding a value
+        raise PolicyViolationError("acks must be all in this cluster")
+
+
+def test_a_custom_policy_class_by_dotted_path_refuses_and_fails_safely(
+        kafka_bootstrap: str, topic_name: Any, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="policy")
+    topic = topic_name("custom")
+    with gateway(kafka_bootstrap, topic,
+                 client_config_policy_class_name="tests.test_gateway_handshake.RefusingPolicy") as gw:
+        refused = push_config(gw.bootstrap, _configs()[:1], ClientIdentity(client_id="r"))
+        failed = push_config(gw.bootstrap, [ClientConfig("boom", "value-7731", "STRING", False)],
+                             ClientIdentity(client_id="f"))
+        assert metric(gw, "configwatch_client_config_process_calls_total") == 2
+        assert metric(gw, "configwatch_client_config_process_errors_total") == 1
+    assert (refused.status, refused.error_code, refused.error_message) == (
+        "violation", 40, "acks must be all in this cluster")
+    assert (failed.status, failed.error_code, failed.error_message) == (
+        "rejected", -1, "the client config policy failed")
+    assert "ClientConfigPolicy.process() raised RuntimeError" in caplog.text
+    assert "process() failed at:" in caplog.text and "test_gateway_handshake.py" in caplog.text
+    assert "value-7731" not in caplog.text  # the exception's message quotes it: never logged
+    events = [e.event for _, e in read_events(kafka_bootstrap, topic)]
+    assert events.count("config_push") == 0 and events.count("connection_opened") == 2

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
+import traceback
 from dataclasses import dataclass
 
 from configwatch.contract import config_type_from_id, is_valid_software
@@ -173,8 +174,9 @@ class RequestHandler:
             violation = str(exc)
         except Exception as exc:  # a plugin's failure must not take the connection or the gateway down
             error = True
+            # The exception's message may quote config values: log its type and frames, never its text.
             log.error("ClientConfigPolicy.process() raised %s on %s", type(exc).__name__, state.connection_id)
-            log.debug("process() failure", exc_info=True)
+            log.debug("process() failed at:\n%s", "".join(traceback.format_tb(exc.__traceback__)))
             violation = None
         finally:
             self._metrics.observe_process((time.perf_counter() - started) * 1000.0, error=error)

@@ -1,0 +1,135 @@
+"""Benchmark the ingest edge on the real local broker.
+
+1. ``process()`` cost: KafkaTopicPolicy (redact, then offer to a bounded buffer
+   drained by a producer thread) against the obvious alternative, calling
+   ``KafkaProducer.send`` inside ``process()``; with a healthy broker and with an
+   unreachable one (where ``send`` blocks for metadata up to ``max_block_ms``).
+2. Gateway throughput: simulated clients over TCP (ApiVersions + PushConfig +
+   close, no hold time) at several concurrency levels.
+
+Usage: .venv/bin/python bench/ingest_edge.py [--pushes 5000] [--clients 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import socket
+import statistics
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from kafka import KafkaProducer
+
+from configwatch.localkafka import LocalKafka
+from configwatch.records import Event
+from configwatch.secrets import SecretStr
+from configwatch.settings import Settings
+from policy import ClientConfigData, ClientConfigPolicy, KafkaTopicPolicy, RequestContext
+from policy.gateway import running_gateway
+from policy.redaction import redact
+from policy.simulator import FleetSpec, RunOptions, fleet_pushes, generate_fleet, run_over_tcp
+
+KEY = SecretStr("bench-key")
+
+
+class InlineSendPolicy(ClientConfigPolicy):
+    """The alternative: redact, then ``producer.send`` inside ``process`` (may block)."""
+
+    def configure(self, configs: Mapping[str, Any]) -> None:
+        self.topic = configs["input_topic"]
+        self.producer = KafkaProducer(bootstrap_servers=configs["bootstrap_servers"], acks="all",
+                                      enable_idempotence=True, linger_ms=5,
+                                      max_block_ms=int(configs.get("max_block_ms", 60000)))
+
+    def process(self, context: RequestContext, data: ClientConfigData) -> str | None:
+        entries = redact(data.configs, KEY).entries
+        event = Event(event="config_push", timestamp_ms=data.timestamp, configs=entries, **context.event_fields())
+        self.producer.send(self.topic, event.to_json().encode(), key=event.kafka_key())
+        return None
+
+    def close(self) -> None:
+        self.producer.flush()
+        self.producer.close()
+
+
+def _latencies(policy: ClientConfigPolicy, pushes: list[tuple[RequestContext, ClientConfigData]]) -> list[float]:
+    out = []
+    for ctx, data in pushes:
+        started = time.perf_counter()
+        policy.process(ctx, data)
+        out.append((time.perf_counter() - started) * 1e6)
+    return out
+
+
+def _row(name: str, lat: list[float], wall: float) -> str:
+    q = statistics.quantiles(lat, n=100)
+    return (f"| {name} | {len(lat)} | {statistics.median(lat):.0f} | {q[98]:.0f} | {max(lat):.0f} | "
+            f"{len(lat) / wall:.0f} |")
+
+
+def bench_process(bootstrap: str, n: int) -> None:
+    fleet = generate_fleet(FleetSpec(clients=int(n * 1.7), seed=1))
+    pushes = list(fleet_pushes(fleet))[:n]
+    print("| variant | pushes | p50 µs | p99 µs | max µs | pushes/s (incl. close/flush) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, cls in (("bounded buffer + producer thread (kept)", KafkaTopicPolicy), ("send() inside process()",
+                                                                                       InlineSendPolicy)):
+        policy = cls()
+        policy.configure({"bootstrap_servers": bootstrap, "input_topic": f"bench-{cls.__name__}",
+                          "fingerprint_key": KEY, "policy_buffer_size": 100_000})
+        started = time.perf_counter()
+        lat = _latencies(policy, pushes)
+        policy.close()
+        print(_row(name, lat, time.perf_counter() - started))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{probe.getsockname()[1]}"
+    few = pushes[:5]
+    policy = KafkaTopicPolicy()
+    policy.configure({"bootstrap_servers": dead, "input_topic": "x", "fingerprint_key": KEY, "policy_buffer_size": 2})
+    lat = _latencies(policy, few)
+    policy.close()
+    print(f"broker unreachable, bounded buffer: max process() {max(lat):.0f} µs over {len(few)} pushes "
+          "(3 dropped and counted)")
+    print("broker unreachable, send() inside process(): KafkaProducer() itself blocks until bootstrap "
+          "times out (30 s default), then every send() blocks up to max_block_ms (60 s default)")
+
+
+def bench_gateway(bootstrap: str, clients: int) -> None:
+    settings = replace(Settings.load(environ={}), input_topic="bench-gateway", fingerprint_key=KEY)
+    fleet = [replace(c, hold_ms=0) for c in generate_fleet(FleetSpec(clients=clients, seed=2))]
+    print("| concurrency | clients | pushes | seconds | clients/s |")
+    print("|---:|---:|---:|---:|---:|")
+    for concurrency in (10, 100, 500):
+        with running_gateway(settings, bootstrap, gateway_port=0, gateway_metrics_port=-1) as gw:
+            started = time.perf_counter()
+            report = asyncio.run(run_over_tcp(gw.address, fleet, RunOptions(concurrency=concurrency, hold=False)))
+            wall = time.perf_counter() - started
+        assert report.count("failed") == 0
+        print(f"| {concurrency} | {clients} | {report.attempted} | {wall:.2f} | {clients / wall:.0f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pushes", type=int, default=5000)
+    parser.add_argument("--clients", type=int, default=2000)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.ERROR)  # the simulated clients' warnings are not the point here
+    with tempfile.TemporaryDirectory(prefix="bench-kafka-") as tmp:
+        broker = LocalKafka(Path(tmp))
+        info = broker.start()
+        try:
+            bench_process(info.bootstrap_servers, args.pushes)
+            bench_gateway(info.bootstrap_servers, args.clients)
+        finally:
+            broker.stop()
+
+
+if __name__ == "__main__":
+    main()
