@@ -22,7 +22,7 @@ import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import kafka.errors
 
@@ -76,7 +76,6 @@ class PushResult:
     withheld_keys: tuple[str, ...] = ()
     request_size_bytes: int | None = None
     client_instance_id: str | None = None
-    notes: tuple[str, ...] = field(default=())
 
     @property
     def delivered(self) -> bool:
@@ -189,7 +188,8 @@ async def _push(bootstrap: str | tuple[str, int], configs: Sequence[ClientConfig
                     ", ".join(f"{k} ({rule})" for k, rule in withheld))
     size = PushSession.request_size(entries, identity.client_id) if entries else None
     deadline = time.monotonic() + options.timeout_s
-    attempts = 0
+    attempts = 0  # PushConfig requests sent
+    retries = 0  # failed rounds (connect, handshake or push), for the backoff
     throttled = 0
     session: PushSession | None = None
     last_error = "no attempt"
@@ -232,7 +232,8 @@ async def _push(bootstrap: str | tuple[str, int], configs: Sequence[ClientConfig
                     return done(REJECTED, code, response.error_message)
                 last_error = error_name(code)
                 wait_s = throttle / 1000.0
-            wait_s = max(wait_s, _backoff_s(options, max(attempts, 1)))
+            retries += 1
+            wait_s = max(wait_s, _backoff_s(options, retries))
             if time.monotonic() + wait_s >= deadline:
                 log.warning("config push gave up after %d attempt(s): %s", attempts, last_error)
                 return done(FAILED, None, last_error)

@@ -7,6 +7,7 @@ import logging
 import re
 import socket
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -331,3 +332,24 @@ def test_a_custom_policy_class_by_dotted_path_refuses_and_fails_safely(
     assert "value-7731" not in caplog.text  # the exception's message quotes it: never logged
     events = [e.event for _, e in read_events(kafka_bootstrap, topic)]
     assert events.count("config_push") == 0 and events.count("connection_opened") == 2
+
+
+def test_client_retries_network_failures_with_backoff_until_it_gets_through(kafka_bootstrap: str,
+                                                                             topic_name: Any) -> None:
+    topic = topic_name("retry")
+    with gateway(kafka_bootstrap, topic, gateway_max_connections=1) as gw:
+        blocker = raw_connect(gw.address)  # holds the only slot: the client's connections are cut at accept
+        try:
+            eventually(lambda: metric(gw, "configwatch_gateway_open_connections") == 1 or None)
+            with ThreadPoolExecutor(1) as pool:
+                future = pool.submit(push_config, gw.bootstrap, _configs()[:2], ClientIdentity(client_id="retry"),
+                                     PushOptions(timeout_s=60, retry_backoff_ms=20, retry_backoff_max_ms=200))
+                eventually(lambda: metric(gw, "configwatch_gateway_connections_closed_total",
+                                          reason="connection_limit") >= 3 or None)
+                blocker.close()  # the slot frees up; the next attempt gets through
+                result = future.result(timeout=60)
+        finally:
+            blocker.close()
+    assert result.status == "accepted" and result.attempts == 1  # one PushConfig sent, after reconnecting
+    pushes = [e for _, e in read_events(kafka_bootstrap, topic) if e.event == "config_push"]
+    assert [e.client_id for e in pushes] == ["retry"]

@@ -66,11 +66,6 @@ class ConnectionRegistry:
     def context(self, connection_id: str) -> RequestContext | None:
         return self._open.get(connection_id)
 
-    def update(self, context: RequestContext) -> None:
-        """Replace a registered connection's context (e.g. a later client id)."""
-        if context.connection_id in self._open:
-            self._open[context.connection_id] = context
-
     @property
     def open_connections(self) -> int:
         return len(self._open)
