@@ -5,13 +5,14 @@ fleet in one ``transformWithStateInPandas`` group (the state transition is
 ``udfs.gauges.advance``; why one group and this API: docs/gauges.md and
 docs/benchmarks.md). The result is an update-mode stream of gauge rows
 (``udfs.gauges.OUTPUT_SCHEMA``); run it as its own query with its own
-checkpoint (``QUERY_NAME``, ``OUTPUT_MODE``) and turn rows into sink records
+checkpoint (``QUERY_NAME``, ``OUTPUT_MODE``, ``SPARK_CONF``) and turn rows into sink records
 with ``gauge_sink_record``: a key reaching zero becomes a tombstone on Kafka and
 a ``removed: true`` record in files.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -34,6 +35,7 @@ __all__ = [
     "OUTPUT_MODE",
     "OUTPUT_TYPE",
     "QUERY_NAME",
+    "SPARK_CONF",
     "STATE_TYPE",
     "GaugeProcessor",
     "gauge_config",
@@ -47,6 +49,10 @@ OUTPUT_MODE: Final = "update"
 OUTPUT_TYPE: Final = from_arrow_schema(OUTPUT_SCHEMA)
 STATE_TYPE: Final = from_arrow_schema(STATE_SCHEMA)
 _GROUP: Final = "gauge_group"
+# The whole state is one group, so one state partition: more would only add empty
+# stateful tasks to every batch (measured in docs/benchmarks.md). The job sets this
+# on the session while it starts the gauge query; the checkpoint keeps it afterwards.
+SPARK_CONF: Final = {"spark.sql.shuffle.partitions": "1"}
 
 
 def gauge_config(settings: Settings) -> GaugeConfig:
@@ -92,6 +98,12 @@ def gauge_input(valid: DataFrame, config: GaugeConfig) -> DataFrame:
     return valid.where(cond).select(*fields, partition.alias("partition"), offset.alias("offset"))
 
 
+def _now_ms(timer_values: TimerValues) -> int:
+    """The batch's processing time (ProcessingTime mode, i.e. with a lease), else the worker's clock."""
+    now = timer_values.getCurrentProcessingTimeInMs()
+    return now if now >= 0 else int(time.time() * 1000)
+
+
 class GaugeProcessor(StatefulProcessor):
     """The one group's state: a ValueState holding ``udfs.gauges.GaugeState``, plus one lease timer.
 
@@ -109,12 +121,12 @@ class GaugeProcessor(StatefulProcessor):
     def handleInputRows(  # noqa: N802 - PySpark's name
             self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues,  # noqa: N803
     ) -> Iterator[pd.DataFrame]:
-        return self._step(rows, timerValues.getCurrentProcessingTimeInMs())
+        return self._step(rows, _now_ms(timerValues))
 
     def handleExpiredTimer(  # noqa: N802 - PySpark's name
             self, key: Any, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo,  # noqa: N803
     ) -> Iterator[pd.DataFrame]:
-        return self._step(iter(()), timerValues.getCurrentProcessingTimeInMs())
+        return self._step(iter(()), _now_ms(timerValues))
 
     def _step(self, rows: Iterator[pd.DataFrame], now_ms: int) -> Iterator[pd.DataFrame]:
         result = advance(GaugeState.from_row(self._state.get()), rows, now_ms, self._config)

@@ -8,7 +8,7 @@ written through the sink of its ``kind`` (topic or ``DIR/<kind>/``):
 - ``quarantine`` (here): invalid rows -> contract quarantine records;
 - ``alerts``: ``streaming.detection.findings(valid: DataFrame) -> DataFrame`` of
   contract Findings columns (issue 5); used as soon as that module exists;
-- ``gauges``: ``streaming.gauges.gauge_stream(valid: DataFrame) -> DataFrame`` of
+- ``gauges``: ``streaming.gauges.gauge_stream(valid, settings) -> DataFrame`` of
   contract Gauge columns, stateful, output mode ``streaming.gauges.OUTPUT_MODE``,
   records from ``streaming.gauges.gauge_sink_record`` (issue 6).
 
@@ -21,7 +21,7 @@ import importlib
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +90,7 @@ class OutputStream:
     to_record: ToRecord
     counts_as: str
     output_mode: str = "append"
+    spark_conf: Mapping[str, str] = field(default_factory=dict)  # SQL settings for this query only (at start)
     sink: Sink | None = None  # None: the ``--sink`` destination of ``kind``
 
 
@@ -160,7 +161,7 @@ def default_outputs(names: Sequence[str] | None = None) -> list[OutputStream]:
         gauge_stream = gauges.gauge_stream
         outputs.append(OutputStream(GAUGES, GAUGES, lambda d: gauge_stream(d.valid, d.settings),
                                     gauges.gauge_sink_record, counts_as="gauge updates",
-                                    output_mode=gauges.OUTPUT_MODE))
+                                    output_mode=gauges.OUTPUT_MODE, spark_conf=gauges.SPARK_CONF))
     available = [o.name for o in outputs]
     if names is None:
         missing = [k for k in KINDS if k not in available]

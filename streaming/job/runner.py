@@ -17,7 +17,7 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
@@ -62,6 +62,21 @@ class JobResult:
         t["written"] += report.written
         t["invalid"] += int(report.stats.get("invalid", 0))
         t["expectation_failed"] += int(report.stats.get("expectation_failed", 0))
+
+
+def _start(stream: Any, spark: Any, conf: Mapping[str, str]) -> Any:
+    """Start ``stream`` with ``conf`` set on the session for its start only (the query keeps its own copy)."""
+    saved = {key: spark.conf.get(key, None) for key in conf}
+    for key, value in conf.items():
+        spark.conf.set(key, value)
+    try:
+        return stream.start()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def make_sinks(options: JobOptions, bootstrap: str | None) -> dict[str, Sink]:
@@ -142,7 +157,7 @@ class StreamingJob:
                 stream = stream.trigger(availableNow=True)
             else:
                 stream = stream.trigger(processingTime=self.options.trigger_interval)
-            query = stream.start()
+            query = _start(stream, spark, output.spark_conf)
             self._queries.append((output, query, writer))
             log.info("query %s started: %s -> %s (checkpoint %s)", output.name, self.options.source,
                      sink.description, self.options.checkpoint_root / output.name)
