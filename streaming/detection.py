@@ -15,7 +15,8 @@ branch, so the source is read and decoded once:
   holds several groups), so the job uses the newer API.
 
 The fingerprint key comes from ``Settings`` (the same key the ingest edge uses),
-captured in the picklable UDF objects.
+captured in the picklable UDF objects. With ``--webhook-url`` the job's alerts sink
+also feeds ``sinks.webhook`` (see ``streaming.job.runner``), so detection runs once.
 """
 
 from __future__ import annotations
@@ -109,3 +110,4 @@ def findings(valid: DataFrame, settings: Settings | None = None) -> DataFrame:
     rows = pushes.mapInArrow(PrepareUdf(key), _spark_ddl(OBSERVATION_SCHEMA))
     return rows.groupBy("state_key").transformWithStateInPandas(_processor_class()(key), FINDINGS_DDL, "Append",
                                                                 "None")
+

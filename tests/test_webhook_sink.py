@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -13,50 +11,16 @@ import pytest
 from configwatch.secrets import SecretStr
 from sinks.base import SinkRecord
 from sinks.webhook import TokenBucket, WebhookSink, alertmanager_payload, stats
-
-
-class Receiver:
-    """A loopback HTTP server that records POSTed JSON bodies and answers from a script of statuses."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        self.statuses: list[int] = []  # answered in order; 200 once exhausted
-        self.headers: dict[int, dict[str, str]] = {}
-        self.lock = threading.Lock()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                with receiver.lock:
-                    receiver.bodies.append(json.loads(body))
-                    status = receiver.statuses.pop(0) if receiver.statuses else 200
-                self.send_response(status)
-                for name, value in receiver.headers.get(status, {}).items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/hooks/T0KEN-in-path"
+from tests.webhook_helpers import Receiver
 
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
-    r = Receiver()
-    r.thread.start()
+    r = Receiver().start()
     try:
         yield r
     finally:
-        r.server.shutdown()
-        r.server.server_close()
+        r.stop()
 
 
 _n = iter(range(10**6))
@@ -181,3 +145,62 @@ def test_token_bucket_waits_for_tokens() -> None:
 
 def test_payload_of_no_findings() -> None:
     assert alertmanager_payload([])["alerts"] == []
+
+
+# --- the alerts sink with --webhook-url: the durable copy first, the webhook best effort -----------
+
+def test_fanout_writes_the_primary_then_the_webhook(receiver: Receiver, tmp_path: Any) -> None:
+    from sinks.base import EXACTLY_ONCE
+    from sinks.fanout import FanOutSink
+    from sinks.files import FilesSink
+
+    fan = FanOutSink(FilesSink(str(tmp_path / "alerts")), sink(receiver.url))
+    assert fan.guarantee == EXACTLY_ONCE and "webhook http://127.0.0.1" in fan.description
+    fan.prepare()
+    f = finding()
+    writer = fan.build(0, 0)
+    writer.write_batch([SinkRecord(f["alert_id"], f)])
+    writer.close()
+    [part] = (tmp_path / "alerts").glob("part-*.jsonl")
+    assert json.loads(part.read_text())["alert_id"] == f["alert_id"]
+    assert receiver.fingerprints() == {f["alert_id"]}
+
+
+def test_fanout_with_a_dead_webhook_keeps_the_primary_copy(tmp_path: Any) -> None:
+    from sinks.fanout import FanOutSink
+    from sinks.files import FilesSink
+
+    dead = Receiver()
+    url = dead.url
+    dead.server.server_close()
+    fan = FanOutSink(FilesSink(str(tmp_path / "alerts")), sink(url, max_attempts=2))
+    fan.prepare()
+    writer = fan.build(1, 0)
+    writer.write_batch([SinkRecord("a" * 32, finding(alert_id="a" * 32))])
+    writer.close()  # does not raise
+    assert len(list((tmp_path / "alerts").glob("part-*.jsonl"))) == 1
+
+
+def test_fanout_feeds_the_webhook_nothing_the_primary_did_not_deliver(receiver: Receiver) -> None:
+    from sinks.base import Sink, SinkWriter
+    from sinks.exceptions import SinkWriteError
+    from sinks.fanout import FanOutSink
+
+    class Refusing(SinkWriter):  # a destination that fails at flush (e.g. Kafka unreachable)
+        def write_batch(self, records: Any) -> None:
+            pass
+
+        def close(self) -> None:
+            raise SinkWriteError("not acknowledged")
+
+    class RefusingSink(Sink):
+        description = "refusing"
+
+        def build(self, partition_id: int, epoch_id: int) -> SinkWriter:
+            return Refusing()
+
+    writer = FanOutSink(RefusingSink(), sink(receiver.url)).build(0, 0)
+    writer.write_batch([SinkRecord("b" * 32, finding(alert_id="b" * 32))])
+    with pytest.raises(SinkWriteError):
+        writer.close()
+    assert receiver.bodies == []

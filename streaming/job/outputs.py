@@ -6,8 +6,9 @@ streaming query (name = query name = checkpoint subdirectory
 written through the sink of its ``kind`` (topic or ``DIR/<kind>/``):
 
 - ``quarantine`` (here): invalid rows -> contract quarantine records;
-- ``alerts``: ``streaming.detection.findings(valid: DataFrame) -> DataFrame`` of
-  contract Findings columns (issue 5); used as soon as that module exists;
+- ``alerts``: ``streaming.detection.findings(valid, settings) -> DataFrame`` of
+  contract Findings columns (issue 5); with ``--webhook-url`` its sink also feeds
+  the webhook, best effort, after the durable copy (``sinks.fanout``);
 - ``gauges``: ``streaming.gauges.gauge_stream(valid, settings) -> DataFrame`` of
   contract Gauge columns, stateful, output mode ``streaming.gauges.OUTPUT_MODE``,
   records from ``streaming.gauges.gauge_sink_record`` (issue 6).
@@ -155,7 +156,8 @@ def default_outputs(names: Sequence[str] | None = None) -> list[OutputStream]:
     detection = _optional("streaming.detection")
     if detection is not None:
         findings = detection.findings
-        outputs.append(OutputStream(ALERTS, ALERTS, lambda d: findings(d.valid), alert_record, counts_as="findings"))
+        outputs.append(OutputStream(ALERTS, ALERTS, lambda d: findings(d.valid, d.settings), alert_record,
+                                    counts_as="findings"))
     gauges = _optional("streaming.gauges")
     if gauges is not None:
         gauge_stream = gauges.gauge_stream

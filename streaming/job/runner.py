@@ -24,14 +24,16 @@ from typing import Any
 
 from configwatch.settings import Settings
 from sinks.base import Sink
+from sinks.fanout import FanOutSink
 from sinks.files import FilesSink
 from sinks.kafka import KafkaSink
+from sinks.webhook import WebhookSink
 from streaming.decode import decode
 from streaming.job.accounting import BatchReport, new_stats_accumulator
 from streaming.job.epochs import EpochWriter
 from streaming.job.exceptions import JobError
 from streaming.job.options import FILES, JobOptions
-from streaming.job.outputs import GAUGES, KINDS, Decoded, OutputStream, default_outputs
+from streaming.job.outputs import ALERTS, GAUGES, KINDS, Decoded, OutputStream, default_outputs
 from streaming.job.preflight import check_broker, topic_exists
 from streaming.session import SparkSettings, build_spark_session
 from streaming.sources import files_source, kafka_source
@@ -116,6 +118,8 @@ class StreamingJob:
             if self.options.source.kind != FILES and not topic_exists(self.bootstrap, self.options.input_topic):
                 log.warning("input topic %s does not exist yet; the job waits for it", self.options.input_topic)
         sinks = make_sinks(self.options, self.bootstrap)
+        if self.settings.webhook_url is not None:  # --webhook-url: a best-effort copy after the durable one
+            sinks[ALERTS] = FanOutSink(sinks[ALERTS], WebhookSink(self.settings.webhook_url))
         for sink in [*sinks.values(), *(o.sink for o in self.outputs if o.sink is not None)]:
             sink.prepare()
         return sinks
@@ -151,7 +155,7 @@ class StreamingJob:
                 output.build(streams).writeStream.foreachBatch(writer)
                 .queryName(output.name)
                 .outputMode(output.output_mode)
-                .option("checkpointLocation", str(self.options.checkpoint_root / output.name))
+                .option("checkpointLocation", self.options.checkpoint_for(output.name))
             )
             if self.options.available_now:
                 stream = stream.trigger(availableNow=True)
@@ -160,7 +164,7 @@ class StreamingJob:
             query = _start(stream, spark, output.spark_conf)
             self._queries.append((output, query, writer))
             log.info("query %s started: %s -> %s (checkpoint %s)", output.name, self.options.source,
-                     sink.description, self.options.checkpoint_root / output.name)
+                     sink.description, self.options.checkpoint_for(output.name))
 
     # -- running and stopping ----------------------------------------------------------------------
     def request_stop(self) -> None:
