@@ -1,6 +1,10 @@
 """Run the whole system on embedded defaults: a local broker, the PushConfig gateway
 with a simulated client fleet pushing into the input topic, and the streaming job
 processing them once (available-now) into the quarantine, alerts and gauges topics.
+
+Then, unless --no-live, the live phase (configwatch/cli/demo_live.py): a second
+simulated fleet connects and stays connected, the job follows it continuously, and
+the dashboard serves it; the last line printed is the live page's URL. Ctrl-C stops.
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ __all__ = ["add_arguments", "run"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--clients", type=int, default=300,
                         help="simulated clients pushing through the gateway (default 300)")
+    parser.add_argument("--live", action=argparse.BooleanOptionalAction, default=True,
+                        help="then keep a fleet connected, the job running and the dashboard serving until "
+                        "Ctrl-C (default: on)")
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
@@ -34,8 +41,12 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
             demo = replace(settings, checkpoint_dir=Path(tmp), source="kafka", sink="kafka",
                            trigger="available-now")
             result = run_job(demo, JobOptions.from_settings(demo), bootstrap)
-        quarantine = result.totals.get("quarantine", {})
-        print(f"demo done: {quarantine.get('records_in', 0)} records processed, "
-              f"{quarantine.get('written', 0)} quarantined; outputs in topics {settings.alerts_topic}, "
-              f"{settings.quarantine_topic}, {settings.gauges_topic}")
+            quarantine = result.totals.get("quarantine", {})
+            print(f"demo done: {quarantine.get('records_in', 0)} records processed, "
+                  f"{quarantine.get('written', 0)} quarantined; outputs in topics {settings.alerts_topic}, "
+                  f"{settings.quarantine_topic}, {settings.gauges_topic}")
+            if args.live:
+                from configwatch.cli.demo_live import serve_live
+
+                serve_live(settings, bootstrap, Path(tmp), args.clients)
     return 0
