@@ -55,6 +55,8 @@ class Settings:
                                      commands=("kafka",), metavar="PORT")
     checkpoint_dir: Path = setting(None, "root of the streaming checkpoints (default: checkpoints/)",
                                    commands=("run", "demo"), metavar="DIR")
+    checkpoint_uri: str | None = setting(None, "checkpoint root as a Hadoop URI for a cluster (hdfs://..., "
+                                         "s3a://...); overrides --checkpoint-dir", commands=("run",), metavar="URI")
     spark_master: str | None = setting(None, "Spark master URL (default: spark-submit's, else local[2])",
                                        commands=("run", "demo"), metavar="URL")
     driver_memory: str = setting("4g", "Spark driver memory", commands=("run", "demo"), metavar="SIZE")

@@ -71,3 +71,27 @@ def test_the_catalog_names_are_unique_and_cover_the_issue() -> None:
     for needed in ("timestamp_ms_not_null", "schema_version_is_1", "event_in_set", "security_protocol_in_set",
                    "timestamp_ms_in_window", "config_type_in_enum"):
         assert needed in names
+
+
+def test_a_partition_is_validated_in_one_gx_call_with_rows_kept_in_place() -> None:
+    from udfs.decode import DecodeStats, decode_batches
+
+    good = [e.to_json().encode() for e in sample_events(30)]
+    batches, expected = [], {}
+    offset = 0
+    for b in range(3):
+        raws: list[bytes | None] = list(good)
+        raws[5 + b] = EXPECTATION_CASES[b].raw
+        raws[20] = b"garbage"
+        expected[offset + 5 + b] = EXPECTATION_CASES[b].reason
+        expected[offset + 20] = "not_json"
+        batches.append(pa.RecordBatch.from_pydict({"value": pa.array(raws, pa.binary()),
+                                                   "offset": pa.array(range(offset, offset + 30), pa.int64())}))
+        offset += 30
+    reports: list[DecodeStats] = []
+    rows = [r for out in decode_batches(batches, report=reports.append) for r in out.to_pylist()]
+    assert [r["offset"] for r in rows] == list(range(90))
+    assert {r["offset"]: r["reason"] for r in rows if r["reason"]} == expected
+    assert all(r["event"] is None for r in rows if r["reason"])
+    assert len(reports) == 1 and reports[0].gx_batches == 1  # one GX call for the partition's 90 rows
+    assert (reports[0].records, reports[0].valid, reports[0].invalid, reports[0].expectation_failed) == (90, 84, 6, 3)

@@ -35,6 +35,7 @@ __all__ = [
     "DECODED_FIELDS",
     "ENTRY_TYPE",
     "DecodeStats",
+    "apply_expectations",
     "decode_batch",
     "decode_batches",
     "decode_file_batches",
@@ -44,6 +45,7 @@ __all__ = [
 ]
 
 OUTPUT_CHUNK_ROWS = 10_000
+GX_MIN_ROWS = 50_000  # rows of a partition validated per GX call (GX costs mostly per call)
 
 
 @dataclass
@@ -111,13 +113,8 @@ def _null_configs_unless_push(table: pa.Table) -> pa.Table:
     return table.set_column(table.schema.get_field_index("configs"), "configs", configs)
 
 
-def decode_values(values: pa.Array, *, validator: BatchValidator | None = None, now_ms: int | None = None,
-                  exact_only: bool = False) -> tuple[pa.Table, DecodeStats]:
-    """Decode raw records (binary or string array) into a table of ``DECODED_FIELDS``, in input order.
-
-    ``validator`` (the GX suite) checks valid rows; ``exact_only`` skips the fast
-    path (tests use it to compare both paths).
-    """
+def _decode(values: pa.Array, exact_only: bool) -> tuple[pa.Table, DecodeStats]:
+    """Contract decode only (no GX): ``DECODED_FIELDS`` rows in input order."""
     started = time.perf_counter()
     if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
         values = values.cast(pa.binary())
@@ -132,44 +129,84 @@ def decode_values(values: pa.Array, *, validator: BatchValidator | None = None, 
     slow, slow_pos, errors = _slow_rows(values, rest)
     valid = pa.concat_tables([fast_table, pa.Table.from_pylist(slow, schema=EVENT_SCHEMA)]).combine_chunks()
     valid_pos = np.concatenate([fast_pos, np.asarray(slow_pos, dtype=np.int64)])
-
     reasons: list[str | None] = [None] * n
     details: list[str | None] = [None] * n
     for pos, err in errors.items():
         reasons[pos], details[pos] = err.reason, err.detail
-    keep = np.ones(len(valid_pos), dtype=bool)
-    if validator is not None and valid.num_rows:
-        checked = validator.validate(valid, now_ms)
-        stats.gx_seconds, stats.gx_batches, stats.gx_errors = checked.seconds, 1, checked.errors
-        stats.failed_by_expectation = dict(checked.failed_by_name)
-        for row, name in checked.failures.items():
-            keep[row] = False
-            pos = int(valid_pos[row])
-            reasons[pos], details[pos] = f"expectation:{name}", checked.detail(name)
-        stats.expectation_failed = len(checked.failures)
-
     gather = np.full(n, -1, dtype=np.int64)
-    gather[valid_pos[keep]] = np.flatnonzero(keep)
+    gather[valid_pos] = np.arange(len(valid_pos))
     decoded = valid.take(pa.array(gather, mask=gather < 0))
     decoded = decoded.append_column(DECODED_FIELDS[-3], pa.array(reasons, pa.string()))
     decoded = decoded.append_column(DECODED_FIELDS[-2], pa.array(details, pa.string()))
-    sizes = pc.binary_length(values).cast(pa.int64()).fill_null(0)
-    decoded = decoded.append_column(DECODED_FIELDS[-1], sizes)
-    stats.valid = int(keep.sum())
+    decoded = decoded.append_column(DECODED_FIELDS[-1], pc.binary_length(values).cast(pa.int64()).fill_null(0))
+    stats.valid = len(valid_pos)
     stats.invalid = n - stats.valid
-    stats.decode_seconds = time.perf_counter() - started - stats.gx_seconds
+    stats.decode_seconds = time.perf_counter() - started
     return decoded, stats
+
+
+def apply_expectations(decoded: pa.Table, validator: BatchValidator, stats: DecodeStats,
+                       now_ms: int | None = None) -> pa.Table:
+    """Run the GX suite over the valid rows of ``decoded`` (any table with ``DECODED_FIELDS``, pass-through
+    columns allowed); failing rows get ``reason = expectation:<name>`` and lose their event fields.
+    ``stats`` is updated in place.
+    """
+    reasons = decoded.column("reason")
+    valid_rows = np.flatnonzero(pc.is_null(reasons).to_numpy(zero_copy_only=False))
+    if not len(valid_rows):
+        return decoded
+    checked = validator.validate(decoded.select(EVENT_SCHEMA.names).take(pa.array(valid_rows)), now_ms)
+    stats.gx_seconds += checked.seconds
+    stats.gx_batches += 1
+    stats.gx_errors += checked.errors
+    for name, count in checked.failed_by_name.items():
+        stats.failed_by_expectation[name] = stats.failed_by_expectation.get(name, 0) + count
+    if not checked.failures:
+        return decoded
+    stats.expectation_failed += len(checked.failures)
+    stats.valid -= len(checked.failures)
+    stats.invalid += len(checked.failures)
+    reason_list, detail_list = reasons.to_pylist(), decoded.column("detail").to_pylist()
+    gather = np.arange(decoded.num_rows, dtype=np.int64)
+    for row, name in checked.failures.items():
+        pos = int(valid_rows[row])
+        reason_list[pos], detail_list[pos] = f"expectation:{name}", checked.detail(name)
+        gather[pos] = -1
+    cleared = decoded.select(EVENT_SCHEMA.names).take(pa.array(gather, mask=gather < 0))
+    for f in EVENT_SCHEMA:
+        decoded = decoded.set_column(decoded.schema.get_field_index(f.name), f, cleared.column(f.name))
+    decoded = decoded.set_column(decoded.schema.get_field_index("reason"), DECODED_FIELDS[-3],
+                                 pa.array(reason_list, pa.string()))
+    return decoded.set_column(decoded.schema.get_field_index("detail"), DECODED_FIELDS[-2],
+                              pa.array(detail_list, pa.string()))
+
+
+def decode_values(values: pa.Array, *, validator: BatchValidator | None = None, now_ms: int | None = None,
+                  exact_only: bool = False) -> tuple[pa.Table, DecodeStats]:
+    """Decode raw records (binary or string array) into a table of ``DECODED_FIELDS``, in input order.
+
+    ``validator`` (the GX suite) checks valid rows; ``exact_only`` skips the fast
+    path (tests use it to compare both paths).
+    """
+    decoded, stats = _decode(values, exact_only)
+    if validator is not None:
+        decoded = apply_expectations(decoded, validator, stats, now_ms)
+    return decoded, stats
+
+
+def _with_passthrough(decoded: pa.Table, batch: pa.RecordBatch) -> pa.Table:
+    for i, f in enumerate(batch.schema):
+        if f.name != "value":
+            decoded = decoded.append_column(f, batch.column(i))
+    return decoded
 
 
 def decode_batch(batch: pa.RecordBatch, *, validator: BatchValidator | None = None,
                  now_ms: int | None = None) -> tuple[pa.RecordBatch, DecodeStats]:
     """Decode the ``value`` column of ``batch``; other columns pass through unchanged."""
     decoded, stats = decode_values(batch.column("value"), validator=validator, now_ms=now_ms)
-    for i, f in enumerate(batch.schema):
-        if f.name != "value":
-            decoded = decoded.append_column(f, batch.column(i))
-    out = decoded.combine_chunks().to_batches()
-    merged = out[0] if out else pa.RecordBatch.from_pylist([], schema=decoded.schema)
+    out = _with_passthrough(decoded, batch).combine_chunks().to_batches()
+    merged = out[0] if out else pa.RecordBatch.from_pylist([], schema=output_schema(batch.schema))
     return merged, stats
 
 
@@ -184,29 +221,54 @@ def _validator(validate: bool) -> BatchValidator | None:
     return get_validator()
 
 
+def _validated(tables: Iterable[tuple[pa.Table, DecodeStats]], validator: BatchValidator | None,
+               report: Reporter | None) -> Iterator[pa.RecordBatch]:
+    """GX runs once per ``GX_MIN_ROWS`` decoded rows (its cost is mostly per call), then batches go out."""
+    pending: list[pa.Table] = []
+    pending_stats = DecodeStats()
+    rows = 0
+
+    def flush() -> Iterator[pa.RecordBatch]:
+        nonlocal pending, pending_stats, rows
+        if not pending:
+            return
+        table = pa.concat_tables(pending)
+        if validator is not None:
+            table = apply_expectations(table, validator, pending_stats)
+        if report is not None:
+            report(pending_stats)
+        yield from table.combine_chunks().to_batches(max_chunksize=OUTPUT_CHUNK_ROWS)
+        pending, pending_stats, rows = [], DecodeStats(), 0
+
+    for table, stats in tables:
+        pending.append(table)
+        pending_stats += stats
+        rows += table.num_rows
+        if rows >= GX_MIN_ROWS:
+            yield from flush()
+    yield from flush()
+
+
 def decode_batches(batches: Iterable[pa.RecordBatch], *, validate: bool = True,
                    report: Reporter | None = None) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` body for Kafka records: decode every batch of a partition."""
-    validator = _validator(validate)
-    for batch in batches:
-        decoded, stats = decode_batch(batch, validator=validator)
-        if report is not None:
-            report(stats)
-        yield decoded
+    decoded = ((_with_passthrough(t, b), s) for b in batches for t, s in [_decode(b.column("value"), False)])
+    yield from _validated(decoded, _validator(validate), report)
 
 
 def decode_file_batches(batches: Iterable[pa.RecordBatch], *, validate: bool = True,
                         report: Reporter | None = None) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` body for replay files: rows of (``value`` = whole file, ``file``) -> one row per line."""
-    validator = _validator(validate)
     schema = file_output_schema()
-    for batch in batches:
-        lines = split_lines(batch.column("value"), batch.column("file"))
-        for start in range(0, lines.num_rows, OUTPUT_CHUNK_ROWS):
-            chunk = lines.slice(start, OUTPUT_CHUNK_ROWS)
-            decoded, stats = decode_values(chunk["value"].combine_chunks(), validator=validator)
-            for f in FILE_COLUMNS:
-                decoded = decoded.append_column(f, chunk[f.name])
-            if report is not None:
-                report(stats)
-            yield from decoded.cast(schema).combine_chunks().to_batches()
+
+    def decoded() -> Iterator[tuple[pa.Table, DecodeStats]]:
+        for batch in batches:
+            lines = split_lines(batch.column("value"), batch.column("file"))
+            for start in range(0, lines.num_rows, OUTPUT_CHUNK_ROWS):
+                chunk = lines.slice(start, OUTPUT_CHUNK_ROWS)
+                table, stats = _decode(chunk["value"].combine_chunks(), False)
+                for f in FILE_COLUMNS:
+                    table = table.append_column(f, chunk[f.name])
+                yield table.cast(schema), stats
+
+    yield from _validated(decoded(), _validator(validate), report)

@@ -58,6 +58,13 @@ class JobOptions:
     expectations: bool
     connect_timeout_s: float
     outputs: tuple[str, ...] | None = None  # None: every installed output stream
+    checkpoint_uri: str | None = None  # a Hadoop URI root (cluster); wins over checkpoint_root
+
+    def checkpoint_for(self, query: str) -> str:
+        """Where ``query`` keeps its checkpoint: ``<root>/<query>``."""
+        if self.checkpoint_uri:
+            return f"{self.checkpoint_uri.rstrip('/')}/{query}"
+        return str(self.checkpoint_root / query)
 
     @property
     def needs_kafka(self) -> bool:
@@ -99,4 +106,5 @@ class JobOptions:
             expectations=settings.expectations,
             connect_timeout_s=settings.connect_timeout_s,
             outputs=tuple(n.strip() for n in settings.outputs.split(",") if n.strip()) if settings.outputs else None,
+            checkpoint_uri=settings.checkpoint_uri,
         )
