@@ -69,7 +69,7 @@ class _Collect(logging.Handler):
 class Run:
     base: Path
     settings: Settings
-    records: list[bytes]
+    records: list[tuple[bytes | None, bytes | None]]
     alerts: list[tuple[bytes | None, bytes | None, int, int]]
     quarantine: list[tuple[bytes | None, bytes | None, int, int]]
     gauges: list[tuple[bytes | None, bytes | None, int, int]]
@@ -125,7 +125,7 @@ def first_run(kafka_bootstrap: str, spark: Any, tmp_path_factory: pytest.TempPat
                         quarantine_topic=topics["quarantine"], gauges_topic=topics["gauges"],
                         trigger="available-now", webhook_url=SecretStr(receiver.url))
     lines, logs = _run(settings, kafka_bootstrap, base, "first")
-    run = Run(base, settings, [v for _, v in records if v is not None], read_all(kafka_bootstrap, topics["alerts"]),
+    run = Run(base, settings, records, read_all(kafka_bootstrap, topics["alerts"]),
               read_all(kafka_bootstrap, topics["quarantine"]), read_all(kafka_bootstrap, topics["gauges"]),
               receiver, lines, logs)
     try:
@@ -180,7 +180,7 @@ def test_no_planted_secret_in_any_output_log_or_checkpoint(first_run: Run, spark
     planted = {**SECRETS, **INVALID_SECRETS}
     assert len(planted) >= 20
     # Every one is in the input (the redacted one only as the policy's fingerprint of it).
-    missing = [n for n, v in planted.items() if not any(v.encode() in r for r in first_run.records)]
+    missing = [n for n, v in planted.items() if not any(v.encode() in (r or b"") for _, r in first_run.records)]
     assert missing == ["redacted_key_value"]
     texts = _texts(first_run)
     assert {"checkpoint alerts", "checkpoint quarantine"} <= set(texts)
@@ -205,7 +205,7 @@ def test_no_planted_secret_in_any_output_log_or_checkpoint(first_run: Run, spark
 def test_restart_emits_no_new_alert_id_and_a_dead_webhook_stops_nothing(first_run: Run,
                                                                          kafka_bootstrap: str) -> None:
     first_ids = {f["alert_id"] for f in first_run.findings()}
-    produce(kafka_bootstrap, first_run.settings.input_topic, _records())  # the same records, delivered again
+    produce(kafka_bootstrap, first_run.settings.input_topic, first_run.records)  # the same records again
     dead = Receiver()
     dead_url = dead.url
     dead.server.server_close()  # nothing listens there now
