@@ -150,6 +150,14 @@ class Settings:
             object.__setattr__(self, "checkpoint_dir", default_checkpoint_root())
         if self.fingerprint_key is None:
             object.__setattr__(self, "fingerprint_key", _load_or_create_key(_default_key_file()))
+        if self.connection_ttl is not None:
+            if self.connection_ttl <= 0:
+                raise UsageError(f"--connection-ttl: must be a positive number of seconds, got {self.connection_ttl:g}")
+            if self.trigger == "available-now":
+                # Spark 4.0 follows every batch of a processing-time stateful processor with a
+                # no-data batch, so an available-now run holding a lease timer would never end.
+                raise UsageError("--connection-ttl needs --trigger continuous (the lease runs on processing-time "
+                                 "timers, which never let an available-now run finish)")
 
     @classmethod
     def load(cls, args: argparse.Namespace | None = None,

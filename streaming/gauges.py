@@ -21,7 +21,6 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
 
 from configwatch.contract import CONFIG_PUSH, CONNECTION_CLOSED, CONNECTION_OPENED
-from configwatch.errors import UsageError
 from configwatch.records import Gauge
 from configwatch.settings import Settings
 from sinks.base import SinkRecord
@@ -56,13 +55,9 @@ SPARK_CONF: Final = {"spark.sql.shuffle.partitions": "1"}
 
 
 def gauge_config(settings: Settings) -> GaugeConfig:
-    """The transition's knobs from the job settings (``--connection-ttl`` seconds)."""
+    """The transition's knobs from the job settings (``--connection-ttl`` seconds, checked by Settings)."""
     ttl = settings.connection_ttl
-    if ttl is None:
-        return GaugeConfig()
-    if ttl <= 0:
-        raise UsageError(f"--connection-ttl: must be a positive number of seconds, got {ttl:g}")
-    return GaugeConfig(ttl_ms=max(1, round(ttl * 1000)))
+    return GaugeConfig() if ttl is None else GaugeConfig(ttl_ms=max(1, round(ttl * 1000)))
 
 
 def _order_columns(valid: DataFrame) -> tuple[Column, Column]:

@@ -102,8 +102,10 @@ def test_connection_ttl_setting_becomes_the_lease(tmp_path: Path) -> None:
     assert gauge_config(base) == GaugeConfig()
     assert gauge_config(Settings(checkpoint_dir=tmp_path, connection_ttl=1.5)).ttl_ms == 1500
     assert Settings.load(environ={"CONFIGWATCH_CONNECTION_TTL": "600"}).connection_ttl == 600.0
-    with pytest.raises(UsageError, match="--connection-ttl"):
-        gauge_config(Settings(checkpoint_dir=tmp_path, connection_ttl=0))
+    with pytest.raises(UsageError, match="--connection-ttl: must be a positive"):
+        Settings(checkpoint_dir=tmp_path, connection_ttl=0)
+    with pytest.raises(UsageError, match="needs --trigger continuous"):
+        Settings.load(environ={"CONFIGWATCH_CONNECTION_TTL": "60", "CONFIGWATCH_TRIGGER": "available-now"})
 
 
 # -- the real job --------------------------------------------------------------------------------------
