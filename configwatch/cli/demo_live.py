@@ -110,6 +110,17 @@ def _wait_for_fleet(service: DashboardService, target: int, deadline_s: float) -
     return seen
 
 
+def _quiet_background_logs() -> None:
+    """Keep Spark's per-batch warnings and client chatter off the terminal while the demo serves."""
+    from pyspark.sql import SparkSession
+
+    for name in ("kafka", "py4j", "policy"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    session = SparkSession.getActiveSession()
+    if session is not None:
+        session.sparkContext.setLogLevel("ERROR")
+
+
 def serve_live(settings: Settings, bootstrap: str, checkpoint_dir: Path, clients: int,
                out: Callable[[str], None] = print) -> None:
     """Run the live phase until SIGINT/SIGTERM; the last line printed is the live page's URL."""
@@ -131,6 +142,7 @@ def serve_live(settings: Settings, bootstrap: str, checkpoint_dir: Path, clients
         fleet.start()
         # Most of the fleet connects; a few are refused by design (bad software names, oversized pushes).
         connected = _wait_for_fleet(dashboard, int(0.9 * len(fleet.clients)), _FLEET_WAIT_S)
+        _quiet_background_logs()  # the URL stays the last line on the terminal
         out(f"live: {connected} open connections from {len(fleet.clients)} simulated clients, the job following "
             "them; Ctrl-C stops the demo")
         out(f"open the live page: {dashboard.url}")
