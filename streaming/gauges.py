@@ -100,10 +100,14 @@ def _now_ms(timer_values: TimerValues) -> int:
 
 
 class GaugeProcessor(StatefulProcessor):
-    """The one group's state: a ValueState holding ``udfs.gauges.GaugeState``, plus one lease timer.
+    """The one group's state: ``udfs.gauges.GaugeState`` as the single row of a ListState, plus one timer.
 
     Per micro-batch: one state read, one write, and with a lease one timer listed,
     deleted and registered (each Python state call is a round trip to the JVM).
+    A ListState, not a ValueState: Spark 4.0.0 sends a ValueState update as one
+    protobuf message that its state server reads with a single ``InputStream.read``,
+    which truncates large values (``invalid pickle opcode``); ListState values
+    travel as an Arrow stream, read in full.
     """
 
     def __init__(self, config: GaugeConfig) -> None:
@@ -111,7 +115,7 @@ class GaugeProcessor(StatefulProcessor):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self._handle = handle
-        self._state = handle.getValueState("gauges", STATE_TYPE)
+        self._state = handle.getListState("gauges", STATE_TYPE)
 
     def handleInputRows(  # noqa: N802 - PySpark's name
             self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues,  # noqa: N803
@@ -124,8 +128,9 @@ class GaugeProcessor(StatefulProcessor):
         return self._step(iter(()), _now_ms(timerValues))
 
     def _step(self, rows: Iterator[pd.DataFrame], now_ms: int) -> Iterator[pd.DataFrame]:
-        result = advance(GaugeState.from_row(self._state.get()), rows, now_ms, self._config)
-        self._state.update(result.state.to_row())
+        stored = list(self._state.get())  # one row, or none before the first batch
+        result = advance(GaugeState.from_row(stored[0] if stored else None), rows, now_ms, self._config)
+        self._state.put([result.state.to_row()])
         if self._config.ttl_ms is not None:
             for ts in list(self._handle.listTimers()):
                 self._handle.deleteTimer(ts)
