@@ -12,7 +12,8 @@ Variants, all on the same pre-decoded input (Parquet files, one file per micro-b
 - ``tws-chain``: two chained transformWithStateInPandas operators, the textbook incremental
   design: stage 1 keyed by connection_id (ValueState per connection) emits +1/-1 deltas,
   stage 2 keyed by name/version (MapState instance -> open connections) turns them into gauges;
-- ``native``: Spark's own operators (two chained streaming aggregations); reports why not;
+- ``native``: Spark's own operators (two chained streaming aggregations); reports what Spark refuses;
+- ``native-chain``: the same chain run with Spark's correctness check off, to show what it counts;
 - ``roundtrip``: the cost of one Python state call (MapState.updateValue) in a TWS worker.
 
 Phases: ``bulk`` (every connection opens, then closes/duplicates, in files of
@@ -40,7 +41,7 @@ from bench.gauge_workload import connection_events, expected_gauges
 from configwatch.records import Event
 from udfs.gauges import FLEET_KEY, INPUT_COLUMNS, gauge_key
 
-VARIANTS = ("aipws", "tws", "tws-chain", "native", "roundtrip")
+VARIANTS = ("aipws", "tws", "tws-chain", "native", "native-chain", "roundtrip")
 
 
 def _frame(events: list[Event], first_offset: int) -> pd.DataFrame:
@@ -106,6 +107,8 @@ def run_variant(variant: str, n: int, bulk_batch: int, steady_batches: int, stea
                 shutil.copy(f, staging / f"{phase}-{f.name}")
             stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(staging))
             gauges = variants.build(variant, stream.select(*[F.col(c) for c in INPUT_COLUMNS]))
+            if variant == "native-chain":
+                spark.conf.set("spark.sql.streaming.statefulOperator.checkCorrectness.enabled", "false")
             started = time.perf_counter()
             query = (gauges.writeStream.outputMode("update").foreachBatch(collect)
                      .option("checkpointLocation", str(root / "ckpt"))
