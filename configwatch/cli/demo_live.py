@@ -98,11 +98,12 @@ def _start_dashboard(settings: Settings, bootstrap: str) -> DashboardService:
         return DashboardService(replace(config, port=0)).start()
 
 
-def _wait_for_fleet(service: DashboardService, target: int, deadline_s: float) -> int:
-    """Block until the dashboard counts ``target`` open connections (or the deadline); returns the count."""
+def _wait_for_fleet(service: DashboardService, target: int, deadline_s: float,
+                    job_ended: threading.Event) -> int:
+    """Block until the dashboard counts ``target`` open connections, the job ends, or the deadline."""
     deadline = time.monotonic() + deadline_s
     seen = 0
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not job_ended.is_set():
         seen = service.state.fleet.totals().connections
         if seen >= target:
             break
@@ -134,23 +135,44 @@ def serve_live(settings: Settings, bootstrap: str, checkpoint_dir: Path, clients
     def on_signal(signum: int, frame: FrameType | None) -> None:
         job.request_stop()
 
+    failure: list[BaseException] = []
+    ended = threading.Event()
+
+    def follow_job() -> None:
+        try:
+            job.wait()
+        except BaseException as exc:  # re-raised in the main thread below
+            failure.append(exc)
+        finally:
+            ended.set()
+
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     dashboard: DashboardService | None = None
+    waiter = threading.Thread(target=follow_job, name="demo-job", daemon=True)
     try:
         dashboard = _start_dashboard(settings, bootstrap)
         job.start()
+        waiter.start()
         fleet.start()
         # Most of the fleet connects; a few are refused by design (bad software names, oversized pushes).
-        connected = _wait_for_fleet(dashboard, int(0.9 * len(fleet.clients)), _FLEET_WAIT_S)
-        _quiet_background_logs()  # the URL stays the last line on the terminal
-        out(f"live: {connected} open connections from {len(fleet.clients)} simulated clients, the job following "
-            "them; Ctrl-C stops the demo")
-        out(f"open the live page: {dashboard.url}")
-        job.wait()
+        connected = _wait_for_fleet(dashboard, int(0.9 * len(fleet.clients)), _FLEET_WAIT_S, ended)
+        if not ended.is_set():
+            _quiet_background_logs()  # the URL stays the last line on the terminal
+            out(f"live: {connected} open connections from {len(fleet.clients)} simulated clients, the job "
+                "following them; Ctrl-C stops the demo")
+            out(f"open the live page: {dashboard.url}")
+        while not ended.wait(0.5):  # short waits: signals are handled in this (the main) thread
+            pass
+        if failure:
+            raise failure[0]
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
         fleet.stop()
-        job.stop(graceful=True)
+        job.request_stop()
+        if waiter.ident is not None:
+            waiter.join(180)
+        else:
+            job.stop(graceful=False)
         if dashboard is not None:
             dashboard.stop()
