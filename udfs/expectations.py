@@ -28,6 +28,7 @@ from configwatch.contract import CONFIG_TYPES, EVENT_TYPES, SCHEMA_VERSION, SECU
 
 __all__ = [
     "CATALOG",
+    "CHECKED_COLUMNS",
     "MAX_FUTURE_MS",
     "MIN_TIMESTAMP_MS",
     "BatchValidator",
@@ -81,6 +82,7 @@ CATALOG: tuple[ExpectationSpec, ...] = (
 )
 _BY_NAME = {spec.name: spec for spec in CATALOG}
 _EVENT_COLUMNS = ["schema_version", "event", "timestamp_ms", "security_protocol"]
+CHECKED_COLUMNS = [*_EVENT_COLUMNS, "configs"]  # what ``BatchValidator.validate`` reads
 
 
 @dataclass
@@ -155,7 +157,7 @@ class BatchValidator:
             result.failed_by_name[name] = result.failed_by_name.get(name, 0) + len(indices)
 
     def validate(self, table: pa.Table, now_ms: int | None = None) -> Validation:
-        """Validate decoded valid rows (``udfs.schema.EVENT_SCHEMA`` columns); positions index ``table``."""
+        """Validate decoded valid rows (at least ``CHECKED_COLUMNS``); failure positions index ``table``."""
         started = time.perf_counter()
         result = Validation(rows=table.num_rows)
         if table.num_rows == 0:
