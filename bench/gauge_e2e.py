@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -120,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     from streaming.job import JobOptions, StreamingJob
     from streaming.session import SparkSettings, build_spark_session
 
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the broker below is stopped on a kill
     work = Path(tempfile.mkdtemp(prefix="gauge-e2e-"))
     broker = LocalKafka(work / "kafka")
     bootstrap = broker.start().bootstrap_servers
@@ -244,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         spark.stop()
     finally:
         broker.stop()
+        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
