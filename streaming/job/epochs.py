@@ -30,6 +30,7 @@ __all__ = ["EpochWriter", "PartitionWrite", "plain_rows"]
 log = logging.getLogger(__name__)
 
 WRITE_CHUNK = 1000
+PARK_TIMEOUT_S = 300.0
 
 
 def _plain(value: Any, typ: pa.DataType) -> Any:
@@ -106,23 +107,57 @@ class EpochWriter:
         self.report = report
         self.lock = threading.Lock()  # held while a batch writes; a graceful stop waits for it
         self.last_written: int | None = None
+        self.query: Any | None = None  # the StreamingQuery, set by the runner once started
         self._stats_before: dict[str, Any] = {}
 
     def __call__(self, df: DataFrame, epoch_id: int) -> None:
         with self.lock:
-            if self.stop.is_set():
-                raise StopRequestedError(f"{self.output.name}: batch {epoch_id} refused, the job is stopping")
-            started = time.perf_counter()
-            self.sink.begin_epoch(epoch_id)
-            rows = df.mapInArrow(PartitionWrite(self.sink, self.output.to_record, epoch_id),
-                                 "written long").collect()
-            written = sum(int(r["written"]) for r in rows)
-            stats: dict[str, Any] = {}
-            if self.stats is not None:
-                now = dict(self.stats.value)
-                now["failed_by_expectation"] = dict(now.get("failed_by_expectation", {}))
-                stats = diff_stats(now, self._stats_before)
-                self._stats_before = now
-            self.last_written = epoch_id
-            self.report(BatchReport(self.output.name, epoch_id, self.output.counts_as, written,
-                                    time.perf_counter() - started, stats))
+            refused = self.stop.is_set()
+            if not refused:
+                self._write(df, epoch_id)
+        if refused:
+            self._refuse(df, epoch_id)
+
+    def _refuse(self, df: DataFrame, epoch_id: int) -> None:
+        """A batch that starts after a graceful stop began: write nothing, end the query as stopped.
+
+        The batch waits until ``query.stop()`` has marked the query terminated
+        (the runner calls it once the batch before has committed), then aborts
+        with a JVM ``InterruptedException``. Spark treats a foreachBatch
+        function that fails with a py4j-reported interruption while its query is
+        terminated as stopped, not failed (``StreamExecution.isInterruptionException``):
+        no error, the batch stays uncommitted and runs again on restart. The
+        message is kept short and ends with that report, because Spark matches
+        it with a regular expression that overflows the stack on long text.
+        """
+        deadline = time.monotonic() + PARK_TIMEOUT_S
+        while time.monotonic() < deadline and (self.query is None or self.query.isActive):
+            time.sleep(0.05)
+        refused = f"{self.output.name}: batch {epoch_id} refused, the job is stopping"
+        log.info("%s; it runs again on restart", refused)
+        jvm = df.sparkSession.sparkContext._jvm
+        assert jvm is not None
+        try:
+            jvm.java.lang.Thread.currentThread().interrupt()
+            jvm.java.lang.Thread.sleep(1)
+        except Exception as exc:  # py4j.protocol.Py4JJavaError carrying java.lang.InterruptedException
+            java = "java.lang.InterruptedException" if "InterruptedException" in str(exc) else type(exc).__name__
+            raise StopRequestedError(f"{refused}; {type(exc).__module__}.{type(exc).__name__}: "
+                                     f"An error occurred while calling Thread.sleep: {java}") from None
+        raise StopRequestedError(refused)
+
+    def _write(self, df: DataFrame, epoch_id: int) -> None:
+        started = time.perf_counter()
+        self.sink.begin_epoch(epoch_id)
+        rows = df.mapInArrow(PartitionWrite(self.sink, self.output.to_record, epoch_id),
+                             "written long").collect()
+        written = sum(int(r["written"]) for r in rows)
+        stats: dict[str, Any] = {}
+        if self.stats is not None:
+            now = dict(self.stats.value)
+            now["failed_by_expectation"] = dict(now.get("failed_by_expectation", {}))
+            stats = diff_stats(now, self._stats_before)
+            self._stats_before = now
+        self.last_written = epoch_id
+        self.report(BatchReport(self.output.name, epoch_id, self.output.counts_as, written,
+                                time.perf_counter() - started, stats))

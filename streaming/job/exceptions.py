@@ -22,5 +22,7 @@ class BrokerUnreachableError(SetupError):
 class StopRequestedError(JobError):
     """Raised inside a batch that starts after a graceful stop began: the batch is refused, not lost.
 
-    Spark then ends the query without committing that batch; a restart runs it again.
+    It is raised from a JVM ``InterruptedException`` once the query is marked
+    stopped, so Spark ends the query as stopped without committing that batch;
+    a restart runs it again.
     """

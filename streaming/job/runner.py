@@ -5,19 +5,21 @@ with checkpoints under ``<checkpoint root>/<query name>``. ``run_job`` is the
 entry point of ``configwatch run``: it adds SIGINT/SIGTERM handling.
 
 Graceful stop: the stop flag makes every batch that has not started writing
-refuse to run (Spark then keeps it uncommitted for the next run); a batch that
-is writing finishes, and the job waits until Spark has committed it before it
+refuse to run (it writes nothing and ends as an interruption once the query is
+stopped, so Spark keeps it uncommitted for the next run); a batch that is
+writing finishes, and the job waits until Spark has committed it before it
 stops the query. So a stop never loses a batch and never has a batch written
 twice. A second signal stops at once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
@@ -31,7 +33,7 @@ from sinks.webhook import WebhookSink
 from streaming.decode import decode
 from streaming.job.accounting import BatchReport, new_stats_accumulator
 from streaming.job.epochs import EpochWriter
-from streaming.job.exceptions import JobError
+from streaming.job.exceptions import JobError, StopRequestedError
 from streaming.job.options import FILES, JobOptions
 from streaming.job.outputs import ALERTS, GAUGES, KINDS, Decoded, OutputStream, default_outputs
 from streaming.job.preflight import check_broker, topic_exists
@@ -79,6 +81,40 @@ def _start(stream: Any, spark: Any, conf: Mapping[str, str]) -> Any:
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
+
+
+@contextlib.contextmanager
+def _jvm_ignores_sigterm() -> Iterator[None]:
+    """Launch Spark's JVM with SIGTERM ignored (an ignored signal survives exec; the JVM then keeps it so).
+
+    A SIGTERM sent to the whole process group (``timeout``, ``kill -- -PGID``, a
+    service manager) would otherwise kill the JVM under the graceful stop; the
+    Python driver alone handles it and stops the queries. (PySpark already
+    starts the JVM with SIGINT ignored.) Signals in this window, the JVM's
+    start, are ignored.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class _NotRefusal(logging.Filter):
+    """Drops py4j's error record for a batch refused during a graceful stop (an expected abort)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, StopRequestedError)
+
+
+def _quiet_refused_batches() -> None:
+    logger = logging.getLogger("py4j.clientserver")
+    if not any(isinstance(f, _NotRefusal) for f in logger.filters):
+        logger.addFilter(_NotRefusal())
 
 
 def make_sinks(options: JobOptions, bootstrap: str | None) -> dict[str, Sink]:
@@ -142,8 +178,10 @@ class StreamingJob:
         from pyspark.sql import functions as F
 
         sinks = self.prepare()
-        spark = build_spark_session(SparkSettings(master=self.settings.spark_master,
-                                                  driver_memory=self.settings.driver_memory))
+        _quiet_refused_batches()
+        with _jvm_ignores_sigterm():
+            spark = build_spark_session(SparkSettings(master=self.settings.spark_master,
+                                                      driver_memory=self.settings.driver_memory))
         for output in self.outputs:
             stats = new_stats_accumulator(spark.sparkContext)
             decoded = decode(self._raw(spark), validate=self.options.expectations, stats=stats)
@@ -162,6 +200,7 @@ class StreamingJob:
             else:
                 stream = stream.trigger(processingTime=self.options.trigger_interval)
             query = _start(stream, spark, output.spark_conf)
+            writer.query = query
             self._queries.append((output, query, writer))
             log.info("query %s started: %s -> %s (checkpoint %s)", output.name, self.options.source,
                      sink.description, self.options.checkpoint_for(output.name))
