@@ -57,7 +57,8 @@ SPARK_CONF: Final = {"spark.sql.shuffle.partitions": "1"}
 def gauge_config(settings: Settings) -> GaugeConfig:
     """The transition's knobs from the job settings (``--connection-ttl`` seconds, checked by Settings)."""
     ttl = settings.connection_ttl
-    return GaugeConfig() if ttl is None else GaugeConfig(ttl_ms=max(1, round(ttl * 1000)))
+    return GaugeConfig(ttl_ms=None if ttl is None else max(1, round(ttl * 1000)),
+                       fingerprint_key=settings.fingerprint_key)
 
 
 def _order_columns(valid: DataFrame) -> tuple[Column, Column]:
@@ -147,13 +148,15 @@ class GaugeProcessor(StatefulProcessor):
 def gauge_stream(valid: DataFrame, config: GaugeConfig | Settings | None = None) -> DataFrame:
     """Gauge updates (``OUTPUT_SCHEMA`` rows, update mode) from the decoded valid event stream.
 
-    ``config``: the transition's knobs, or the job settings to read them from.
+    ``config``: the transition's knobs, or the job settings to read them from (the default:
+    ``Settings.load()``, so software names/versions the secret scan flags are redacted).
     """
     from pyspark.sql import functions as F
 
+    if config is None:
+        config = Settings.load()
     if isinstance(config, Settings):
         config = gauge_config(config)
-    config = config or GaugeConfig()
     time_mode = "ProcessingTime" if config.ttl_ms is not None else "None"
     return (
         gauge_input(valid, config)

@@ -99,7 +99,7 @@ def test_sink_record_is_keyed_by_name_version_and_a_removal_is_a_tombstone() -> 
 
 def test_connection_ttl_setting_becomes_the_lease(tmp_path: Path) -> None:
     base = Settings(checkpoint_dir=tmp_path)
-    assert gauge_config(base) == GaugeConfig()
+    assert gauge_config(base) == GaugeConfig(fingerprint_key=base.fingerprint_key)
     assert gauge_config(Settings(checkpoint_dir=tmp_path, connection_ttl=1.5)).ttl_ms == 1500
     assert Settings.load(environ={"CONFIGWATCH_CONNECTION_TTL": "600"}).connection_ttl == 600.0
     with pytest.raises(UsageError, match="--connection-ttl: must be a positive"):

@@ -8,6 +8,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from configwatch.contract import is_valid_software
+from configwatch.secrets import SecretStr, fingerprint
 from udfs.gauges import (
     FLEET_KEY,
     INPUT_COLUMNS,
@@ -50,6 +52,18 @@ def test_open_counts_under_the_open_events_identity_and_the_fleet() -> None:
     _, [out] = run([ev("opened", 1, "c1", inst="i1"), ev("opened", 2, "c2", inst="i1"),
                     ev("opened", 3, "c3", "librdkafka", "2.6.1", inst="i2")])
     assert out == {"java/3.9": (2, 1, False), "librdkafka/2.6.1": (1, 1, False), FLEET_KEY: (3, 2, False)}
+
+
+def test_a_secret_software_version_is_counted_and_stored_only_as_its_fingerprint() -> None:
+    key = SecretStr("k")
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    state, [out] = run([ev("opened", 1, "c1", "java", token), ev("opened", 2, "c2", token, "3.9")],
+                       config=GaugeConfig(fingerprint_key=key))
+    marker = f"redacted-{fingerprint(token, key)}"
+    assert out == {f"java/{marker}": (1, 0, False), f"{marker}/3.9": (1, 0, False), FLEET_KEY: (2, 0, False)}
+    assert is_valid_software(marker)
+    stored = state.connections.to_pylist()
+    assert token not in repr(stored) and {r["client_software_version"] for r in stored} == {marker, "3.9"}
 
 
 def test_output_follows_the_schema_and_stamps_processing_time() -> None:

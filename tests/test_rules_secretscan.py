@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from udfs.rules.entropy import token_stats
-from udfs.rules.secretscan import HIGH_ENTROPY, KINDS, scan, scan_strings
+from udfs.rules.secretscan import HIGH_ENTROPY, KINDS, mask_secrets, scan, scan_strings
 
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 JWT = ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJvcmRlcnMiLCJleHAiOjE4MDAwMDAwMDB9."
@@ -89,6 +89,19 @@ def test_chunked_and_empty_inputs() -> None:
     assert scan(chunked).to_pylist() == ["secret-aws-access-key", None, None]
     assert scan(pa.array([], pa.string())).to_pylist() == []
     assert scan(pa.array(["1", "2"])).to_pylist() == [None, None]
+
+
+def test_mask_secrets_swaps_only_flagged_values_once_each() -> None:
+    calls: list[str] = []
+
+    def swap(value: str) -> str:
+        calls.append(value)
+        return "masked"
+
+    values = ["3.9.1", GITHUB, "unknown", GITHUB]
+    assert mask_secrets(values, swap) == ["3.9.1", "masked", "unknown", "masked"]
+    assert calls == [GITHUB]
+    assert mask_secrets(["1.0", "2.0"], swap) == ["1.0", "2.0"] and mask_secrets([], swap) == []
 
 
 def test_token_stats_entropy_and_switch_rate() -> None:

@@ -17,6 +17,10 @@ directly. Semantics (contract section 2, "Gauges"; details in docs/gauges.md):
 - ``connections`` = open connections of a name/version; ``client_instances`` =
   distinct non-null ``client_instance_id`` among them; the fleet total uses the
   key ``__fleet__/__fleet__`` (a name no KIP-511 client can have);
+- a software name or version that the secret scan flags (a token pasted into
+  ``client.id``-like fields reaches KIP-511's version too) is counted, stored and
+  published as ``redacted-<fingerprint>`` (still a valid KIP-511 string), so no
+  gauge record or state ever holds it;
 - optional lease: with ``ttl_ms``, a connection whose last event was seen
   ``ttl_ms`` or longer ago (processing time) is dropped, logged and counted.
 
@@ -38,6 +42,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, UNKNOWN_SOFTWARE
+from configwatch.secrets import SecretStr, fingerprint
+from udfs.rules.secretscan import mask_secrets
 
 __all__ = [
     "CLOSED_SCHEMA",
@@ -114,10 +120,11 @@ def gauge_key(name: str, version: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class GaugeConfig:
-    """Knobs of the transition. ``ttl_ms`` None disables the lease."""
+    """Knobs of the transition. ``ttl_ms`` None disables the lease; ``fingerprint_key`` keys the redaction."""
 
     ttl_ms: int | None = None
     closed_retention_ms: int = DEFAULT_CLOSED_RETENTION_MS
+    fingerprint_key: SecretStr | None = None
 
     def __post_init__(self) -> None:
         if self.ttl_ms is not None and self.ttl_ms <= 0:
@@ -185,9 +192,12 @@ class Transition:
     expired: int
 
 
-def _texts(column: pd.Series) -> list[str]:
-    """Software names/versions as counted: absent or empty is ``unknown``."""
-    return column.fillna("").astype(str).replace("", UNKNOWN_SOFTWARE).tolist()
+def _texts(column: pd.Series, key: SecretStr | None) -> list[str]:
+    """Software names/versions as counted: absent or empty is ``unknown``; a flagged secret is redacted."""
+    texts = column.fillna("").astype(str).replace("", UNKNOWN_SOFTWARE).tolist()
+    if key is None:
+        return texts
+    return mask_secrets(texts, lambda value: f"redacted-{fingerprint(value, key)}")
 
 
 def _sorted_events(events: pd.DataFrame | Iterable[pd.DataFrame]) -> pd.DataFrame:
@@ -364,7 +374,8 @@ def advance(state: GaugeState, events: pd.DataFrame | Iterable[pd.DataFrame], no
     if len(df):
         for event, ts, cid, name, version, instance in zip(
             df["event"].tolist(), df["timestamp_ms"].astype("int64").tolist(), cids,
-            _texts(df["client_software_name"]), _texts(df["client_software_version"]),
+            _texts(df["client_software_name"], config.fingerprint_key),
+            _texts(df["client_software_version"], config.fingerprint_key),
             [v if isinstance(v, str) and v else None for v in df["client_instance_id"].tolist()],
             strict=True,
         ):

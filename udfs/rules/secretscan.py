@@ -11,6 +11,7 @@ ordinary identifiers (low class-switch rate), and ``${provider:...}`` references
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Final, NamedTuple
 
 import numpy as np
@@ -19,7 +20,7 @@ import pyarrow.compute as pc
 
 from udfs.rules.entropy import token_stats
 
-__all__ = ["HIGH_ENTROPY", "KINDS", "scan", "scan_strings"]
+__all__ = ["HIGH_ENTROPY", "KINDS", "mask_secrets", "scan", "scan_strings"]
 
 
 class _Kind(NamedTuple):
@@ -146,3 +147,11 @@ def scan(values: pa.Array | pa.ChunkedArray) -> pa.Array:
 def scan_strings(values: list[str | None]) -> list[str | None]:
     """Convenience for small Python lists (tests, the bench): ``scan`` over ``pa.array(values)``."""
     return scan(pa.array(values, pa.string())).to_pylist()
+
+
+def mask_secrets(values: Sequence[str], replace: Callable[[str], str]) -> list[str]:
+    """``values`` with every string ``scan`` flags swapped for ``replace(value)``; one scan per distinct value."""
+    distinct = list(dict.fromkeys(values))
+    found = scan(pa.array(distinct, pa.string())).to_pylist()
+    swaps = {v: replace(v) for v, kind in zip(distinct, found, strict=True) if kind is not None}
+    return [swaps.get(v, v) for v in values] if swaps else list(values)
