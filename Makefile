@@ -14,6 +14,7 @@ help:
 	@echo "make demo   - set up, then run the whole system on embedded defaults"
 	@echo "make test   - set up, then run the test suite (real Kafka broker and Spark)"
 	@echo "make lint   - ruff and mypy"
+	@echo "make bench  - set up, then run every benchmark figure (QUICK=1: a two-minute smoke run)"
 	@echo "make clean  - remove .venv and build output (the jar cache stays)"
 
 $(STAMP): pyproject.toml
@@ -35,6 +36,10 @@ test: setup sysdeps
 
 demo: setup
 	$(BIN)/configwatch demo
+
+# Writes bench/results/latest.json and the generated table in docs/benchmarks.md.
+bench: setup
+	$(BIN)/python -m bench.run $(if $(QUICK),--quick) $(BENCH_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -8,6 +8,7 @@ runner merges them into ``bench/results/latest.json``.
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import statistics
@@ -22,7 +23,7 @@ from typing import Any
 
 from configwatch.settings import Settings
 
-__all__ = ["BenchContext", "ProgressLog", "job_settings", "machine", "median_of", "percentile", "timed"]
+__all__ = ["BenchContext", "ProgressLog", "job_settings", "machine", "median_of", "percentile", "read_topic", "timed"]
 
 
 @dataclass
@@ -88,7 +89,7 @@ def median_of(values: list[float]) -> float:
 def percentile(values: list[float], q: float) -> float:
     """Nearest-rank percentile (q in 0..1) of a non-empty list."""
     ordered = sorted(values)
-    return float(ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))])
+    return float(ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))])
 
 
 def _first_line(cmd: list[str]) -> str:
@@ -183,3 +184,25 @@ class ProgressLog:
     def close(self) -> None:
         self._spark.streams.removeListener(self._listener)
 
+
+
+def read_topic(bootstrap: str, topic: str) -> list[Any]:
+    """Every record of ``topic`` up to its end offsets at the call (kafka-python ``ConsumerRecord``s)."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None,
+                             max_partition_fetch_bytes=8 * 1024 * 1024)
+    try:
+        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        if not tps:
+            return []
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        end = consumer.end_offsets(tps)
+        out: list[Any] = []
+        while any(consumer.position(tp) < end[tp] for tp in tps):
+            for records in consumer.poll(timeout_ms=1000, max_records=50_000).values():
+                out.extend(records)
+        return out
+    finally:
+        consumer.close()

@@ -55,11 +55,14 @@ def _base(clients: int, key: SecretStr, seed: int) -> list[list[Event]]:
     return list(groups.values())
 
 
-def workload_records(n: int, key: SecretStr, *, seed: int = 5, start_ms: int | None = None
-                     ) -> Iterator[WorkloadRecord]:
-    """``n`` records of the simulated fleet in event order (1 ms per client), starting at ``start_ms``."""
+def workload_records(n: int, key: SecretStr, *, seed: int = 5, start_ms: int | None = None,
+                     base_clients: int | None = None) -> Iterator[WorkloadRecord]:
+    """``n`` records of the simulated fleet in event order (1 ms per client), starting at ``start_ms``.
+
+    ``base_clients``: how many clients to simulate (default ``min(BASE_CLIENTS, n // 2)``).
+    """
     rng = random.Random(seed)
-    base = _base(max(1, min(BASE_CLIENTS, n // 2)), key, seed)
+    base = _base(base_clients or max(1, min(BASE_CLIENTS, n // 2)), key, seed)
     start = int(time.time() * 1000) - 3_600_000 if start_ms is None else start_ms
     sent = 0
     generation = 0

@@ -73,6 +73,9 @@ def build_spark_session(settings: SparkSettings | None = None) -> SparkSession:
         "spark.python.worker.reuse": "true",
         # Workers fork from a daemon that has already imported GX and built the suite (seconds saved per worker).
         "spark.python.daemon.module": "streaming.worker_daemon",
+        # Python workers connect back to the JVM (state server, foreachBatch) within this time;
+        # the 15 s default fails queries when a busy 2-core machine starts a worker slowly.
+        "spark.python.authenticate.socketTimeout": "90s",
     }
     for key, value in pairs.items():
         if not submitted.contains(key):

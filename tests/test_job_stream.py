@@ -102,4 +102,5 @@ def test_a_stream_with_garbage_of_every_kind(kafka_bootstrap: str, spark: Any, t
     totals = result.totals[QUARANTINE]
     assert totals["records_in"] == len(stream) and totals["written"] == len(cases)
     assert totals["invalid"] == len(cases) and totals["expectation_failed"] == len(EXPECTATION_CASES)
+    assert totals["batch_ms"] > 0 and totals["batches"] >= 1
     assert any(line.startswith("[quarantine] batch 0: ") and "records in" in line for line in lines), lines

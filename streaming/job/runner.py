@@ -53,19 +53,27 @@ def _print(line: str) -> None:
 
 @dataclass
 class JobResult:
-    """Totals per query: records in, records out (findings, quarantined, gauge updates), batches."""
+    """Totals per query: records in, records out (findings, quarantined, gauge updates), batches, and times.
+
+    ``batch_ms`` is the time of the batch function (compute and sink write);
+    ``decode_ms``/``gx_ms`` sum the decode UDF's own clock over its tasks.
+    """
 
     totals: dict[str, dict[str, int]] = field(default_factory=dict)
     stopped_by_signal: bool = False
 
     def add(self, report: BatchReport) -> None:
         t = self.totals.setdefault(report.query, {"batches": 0, "records_in": 0, "written": 0, "invalid": 0,
-                                                  "expectation_failed": 0})
+                                                  "expectation_failed": 0, "batch_ms": 0, "decode_ms": 0,
+                                                  "gx_ms": 0})
         t["batches"] += 1
         t["records_in"] += report.records_in
         t["written"] += report.written
         t["invalid"] += int(report.stats.get("invalid", 0))
         t["expectation_failed"] += int(report.stats.get("expectation_failed", 0))
+        t["batch_ms"] += round(report.seconds * 1000)
+        t["decode_ms"] += round(float(report.stats.get("decode_seconds", 0.0)) * 1000)
+        t["gx_ms"] += round(float(report.stats.get("gx_seconds", 0.0)) * 1000)
 
 
 def _start(stream: Any, spark: Any, conf: Mapping[str, str]) -> Any:

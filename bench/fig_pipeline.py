@@ -1,0 +1,127 @@
+"""Figures 2, 5 and 6: the full job against a read-and-count ceiling, its memory, and the GX cost.
+
+Every run reads the whole workload topic with ``--trigger available-now`` from a
+fresh checkpoint (so each one starts the same queries and reads the same
+records); the clock runs from starting the queries to their end, in this process.
+
+- ``ceiling``: one query on the job's own Kafka source (``streaming.sources``,
+  same options) whose batch function only counts the rows: what reading costs.
+- ``job``: ``streaming.job.StreamingJob`` with every output (quarantine, alerts,
+  gauges) to fresh Kafka topics, GX on: the product as it runs.
+- ``job-nogx``: the same with ``--no-expectations``.
+
+Rounds are interleaved (ceiling, job, job-nogx), one warm-up round first, then
+``ctx.rounds`` measured; medians are reported. Figure 5: ``bench.memory``
+samples the driver JVM and the Python workers during every ``job`` run.
+Figure 6: ``gx_overhead_ratio`` = job seconds / job-nogx seconds.
+
+The profile (``profile_*``) runs each output alone once (quarantine only is
+read + decode + GX, as quarantine writes only the invalid 0.2%), so the
+differences to the ceiling say where the full job's time goes; the job's own
+accounting adds the decode UDF's and GX's summed task time.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from bench.harness import BenchContext, job_settings, median_of
+from bench.memory import MemorySampler
+
+__all__ = ["measure"]
+
+
+def _ceiling(ctx: BenchContext) -> tuple[float, int]:
+    from streaming.sources import kafka_source
+
+    spark = ctx.spark()
+    counted: list[int] = []
+    source = kafka_source(spark, ctx.bootstrap, ctx.topic, starting_offsets="earliest")
+    query = (source.writeStream.foreachBatch(lambda df, _: counted.append(df.count()))
+             .option("checkpointLocation", str(ctx.scratch("ceiling"))).trigger(availableNow=True))
+    started = time.perf_counter()
+    query.start().awaitTermination()
+    return time.perf_counter() - started, sum(counted)
+
+
+def _job(ctx: BenchContext, *, outputs: str | None = None, expectations: bool = True
+         ) -> tuple[float, dict[str, dict[str, int]]]:
+    from streaming.job import JobOptions, StreamingJob
+
+    extra: dict[str, Any] = {"expectations": expectations}
+    if outputs is not None:
+        extra["outputs"] = outputs
+    settings = job_settings(ctx, ctx.scratch("job"), **extra)
+    job = StreamingJob(settings, JobOptions.from_settings(settings), ctx.bootstrap, out=lambda _: None)
+    started = time.perf_counter()
+    job.start()
+    result = job.wait()
+    return time.perf_counter() - started, result.totals
+
+
+def _rate(records: int, seconds: float) -> int:
+    return round(records / seconds) if seconds else 0
+
+
+def measure(ctx: BenchContext) -> dict[str, Any]:
+    seconds: dict[str, list[float]] = {"ceiling": [], "job": [], "job-nogx": []}
+    memory: list[dict[str, Any]] = []
+    counts: set[int] = set()
+    totals: dict[str, dict[str, int]] = {}
+    for round_no in range(ctx.rounds + 1):
+        ceiling_s, counted = _ceiling(ctx)
+        counts.add(counted)
+        sampler = MemorySampler().start()
+        job_s, totals = _job(ctx)
+        memory.append(sampler.stop())
+        nogx_s, _ = _job(ctx, expectations=False)
+        if round_no:  # round 0 is the warm-up
+            seconds["ceiling"].append(ceiling_s)
+            seconds["job"].append(job_s)
+            seconds["job-nogx"].append(nogx_s)
+    med = {name: median_of(runs) for name, runs in seconds.items()}
+    records = ctx.records
+    peak = {name: max(m[name] for m in memory) for name in memory[0] if name != "samples"}
+    out: dict[str, Any] = {
+        "pipeline_seconds": [round(s, 2) for s in seconds["job"]],
+        "ceiling_seconds": [round(s, 2) for s in seconds["ceiling"]],
+        "pipeline_nogx_seconds": [round(s, 2) for s in seconds["job-nogx"]],
+        "ceiling_counted_records": sorted(counts),
+        "pipeline_records_per_s": _rate(records, med["job"]),
+        "ceiling_records_per_s": _rate(records, med["ceiling"]),
+        "pipeline_vs_ceiling_ratio": round(med["job"] / med["ceiling"], 2),
+        "gx_overhead_ratio": round(med["job"] / med["job-nogx"], 3),
+        "pipeline_totals": totals,
+        "peak_rss_mb": peak["total_rss"],
+        "peak_pss_mb": peak["total_pss"],
+        "peak_driver_jvm_rss_mb": peak["jvm_rss"],
+        "peak_python_workers_rss_mb": peak["workers_rss"],
+        "peak_python_workers_pss_mb": peak["workers_pss"],
+        "max_python_workers": peak["max_python_workers"],
+    }
+    out.update(_profile(ctx, med["ceiling"], med["job"]))
+    return out
+
+
+def _profile(ctx: BenchContext, ceiling_s: float, job_s: float) -> dict[str, Any]:
+    """Each output alone, once: read + decode (+ detection | + gauges), against the ceiling and the full job."""
+    alone: dict[str, float] = {}
+    task_ms: dict[str, dict[str, int]] = {}
+    for output in ("quarantine", "alerts", "gauges"):
+        seconds, totals = _job(ctx, outputs=output)
+        alone[output] = seconds
+        task_ms[output] = {k: totals.get(output, {}).get(k, 0) for k in ("batch_ms", "decode_ms", "gx_ms")}
+    decode_s = alone["quarantine"] - ceiling_s
+    return {
+        "profile_seconds": {"ceiling (read + count)": round(ceiling_s, 2),
+                            "quarantine alone (read + decode + GX)": round(alone["quarantine"], 2),
+                            "alerts alone (+ detection + alerts sink)": round(alone["alerts"], 2),
+                            "gauges alone (+ gauge state + gauges sink)": round(alone["gauges"], 2),
+                            "full job (three queries at once)": round(job_s, 2)},
+        "profile_decode_gx_s": round(decode_s, 2),
+        "profile_detection_s": round(alone["alerts"] - alone["quarantine"], 2),
+        "profile_gauges_s": round(alone["gauges"] - alone["quarantine"], 2),
+        "profile_sum_of_alone_s": round(sum(alone.values()), 2),
+        "profile_task_ms": task_ms,
+    }

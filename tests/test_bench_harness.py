@@ -1,0 +1,85 @@
+"""The benchmark suite's own pieces, without Kafka or Spark: workload, statistics, report, memory sampler."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.harness import percentile
+from bench.memory import MemorySampler
+from bench.report import BEGIN, END, render, write_docs
+from bench.run import main as bench_main
+from bench.workload import workload_records
+from configwatch.records import Event, validate_event
+from configwatch.secrets import SecretStr
+
+
+def test_workload_is_the_simulated_fleet_replayed_with_fresh_identities() -> None:
+    records = list(workload_records(3000, SecretStr("k"), start_ms=1_000, base_clients=300))
+    assert len(records) == 3000
+    kinds = Counter(r.event for r in records)
+    assert set(kinds) <= {"connection_opened", "config_push", "connection_closed", "invalid"}
+    assert kinds["config_push"] > 0 and kinds["connection_opened"] > 0
+    valid = [r for r in records if r.event != "invalid"]
+    events = [Event.from_json(r.value) for r in valid]
+    assert all(validate_event(json.loads(r.value)) is None for r in valid[:200])
+    # 3000 records need several generations of 300 clients: later generations are new connections.
+    opens = [e.connection_id for e in events if e.event == "connection_opened"]
+    assert len(opens) == len(set(opens)) and any("-g1" in c for c in opens if c)
+    pushes = [r for r in records if r.event == "config_push"]
+    assert all(25 <= r.entries <= 55 for r in pushes)
+    times = [e.timestamp_ms for e in events if e.event == "connection_opened"]
+    assert times == sorted(times)
+
+
+def test_percentile_is_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert percentile(values, 0.5) == 50.0
+    assert percentile(values, 0.99) == 99.0
+    assert percentile(values, 1.0) == 100.0
+    assert percentile([7.0], 0.95) == 7.0
+
+
+def _results(**figures: Any) -> dict[str, Any]:
+    return {"parameters": {"records": 1000, "partitions": 4, "rounds": 1, "quick": True},
+            "machine": {"cores": 2, "memory_gib": 23.5, "cpu": "x", "spark": "4.0.0", "kafka_broker": "4.3.1",
+                        "python": "3.11", "pyarrow": "26", "pandas": "2.3", "load_average_at_start": [0.5]},
+            "started_at": "now", "seconds": 10, "workload": {"bytes": 1_000_000}, "errors": {}, **figures}
+
+
+def test_report_rewrites_only_its_block(tmp_path: Path) -> None:
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text("# Benchmarks\n\nhand-written intro\n")
+    write_docs(doc, _results(decode_ratio_vs_from_json=1.5, decode_gx_ratio_vs_from_json=1.7,
+                             decode_records_per_s=10_000, from_json_records_per_s=15_000))
+    first = doc.read_text()
+    assert first.startswith("# Benchmarks\n\nhand-written intro\n") and first.count(BEGIN) == 1
+    assert "| 1. decode" in first and "1.50x the time" in first
+    doc.write_text(first + "\nhand-written outro\n")
+    write_docs(doc, _results(gx_overhead_ratio=1.05))
+    second = doc.read_text()
+    assert second.count(BEGIN) == 1 and second.count(END) == 1
+    assert "| 6. GX suite" in second and "| 1. decode" not in second and second.endswith("hand-written outro\n")
+
+
+def test_report_names_failed_figures() -> None:
+    text = render({**_results(), "errors": {"latency": "JobError: boom"}})
+    assert "Failed figures: latency: JobError: boom" in text
+
+
+def test_memory_sampler_reports_peaks_in_mb() -> None:
+    peaks = MemorySampler(interval_s=0.01).start().stop()
+    assert peaks["samples"] >= 1
+    assert {"jvm_rss", "workers_rss", "workers_pss", "total_rss", "total_pss"} <= set(peaks)
+    assert all(peaks[k] >= 0 for k in ("jvm_rss", "total_rss"))
+
+
+@pytest.mark.parametrize("argv", [["--only", "nope"], ["--records", "10"], ["--rounds", "0"]])
+def test_a_bench_usage_mistake_is_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench_main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("bench: ")
