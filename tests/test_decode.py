@@ -164,6 +164,23 @@ def test_a_bad_row_does_not_push_its_batch_off_the_fast_path() -> None:
     raws[500] = b'{"schema_version": "1"}'
     _, stats = decode_values(_values(raws))
     assert stats.invalid == 1
+    assert stats.fast_rows == 999  # the read is cut at the row the reader names: only that row went per-row
+
+
+def test_sparse_bad_rows_across_a_big_batch_stay_off_the_per_row_path() -> None:
+    # The realistic case: a few wrongly typed records spread over a 5,000-row batch.
+    raws: list[bytes | None] = [e.to_json().encode() for e in sample_events(5000)]
+    for i in range(250, 5000, 500):
+        raws[i] = b'{"schema_version": 1, "event": "config_push", "timestamp_ms": "yesterday", "configs": []}'
+    _, stats = decode_values(_values(raws))
+    assert stats.invalid == 10 and stats.fast_rows == 4990
+
+
+def test_a_bad_row_the_reader_cannot_name_is_bisected() -> None:
+    raws: list[bytes | None] = [e.to_json().encode() for e in sample_events(1000)]
+    raws[300] = b'{"schema_version": 1}{"schema_version": 1}'  # two objects on one line: no row in the error
+    _, stats = decode_values(_values(raws))
+    assert stats.invalid == 1
     assert stats.fast_rows >= 999 - _BISECT_FLOOR  # only the bad row's smallest slice went per-row
 
 

@@ -8,14 +8,19 @@ exact per-row path (``udfs.classify``), which gives the quarantine reason. So
 the two paths cannot disagree on a reason; the tests check that they agree on
 validity.
 
-A batch the reader rejects is bisected, so one bad row costs a few re-reads of
-its neighbourhood, not a per-row pass over the whole batch; when garbage is
-dense, bisection stops early and the per-row path takes the rest (see
-``_read_bisecting``), so the worst case stays close to the per-row cost.
+A read the reader rejects is cut at the row its error names (``... in row N``:
+each read is one block, so N counts from the read's first row): the rows before
+it are read again, the row goes per-row, the rest is read on. So each bad row
+costs one re-read of the rows before it in its segment, not a per-row pass over
+the batch. An error without a row (two objects on one line) bisects the
+segment instead. A budget of reads and re-read bytes bounds dense garbage: past
+it the per-row path takes the rest (see ``_read_cutting``), so the worst case
+stays close to the per-row cost.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,10 +34,11 @@ from udfs.schema import EVENT_SCHEMA
 __all__ = ["FastResult", "fast_parse"]
 
 _PARSE = pj.ParseOptions(explicit_schema=EVENT_SCHEMA, unexpected_field_behavior="ignore")
-_MIN_BLOCK = 1 << 20
-_BISECT_FLOOR = 8  # below this many rows a failing slice goes per-row
+_BISECT_FLOOR = 8  # below this many rows a failing slice without a named row goes per-row
 _THREADS = False  # the worker runs one task per core already
-_REREAD_BUDGET = 4  # bisection may re-read at most this many times the batch's bytes
+_REREAD_BUDGET = 4  # failed reads may cost at most this many times the batch's bytes
+_READS_PER_ROW = 1 / 32  # ... and at most this many reads per row (plus a few): dense garbage goes per-row
+_ERROR_ROW = re.compile(r" in row (\d+)$")
 
 
 @dataclass(frozen=True)
@@ -77,45 +83,54 @@ class _Lines:
             joined = pa.concat_arrays([joined])  # rebase so offsets index the buffer
         self.data = joined.buffers()[2] or pa.py_buffer(b"")
         self.offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32)[: len(joined) + 1]
-        lengths = np.diff(self.offsets)
-        self.block = max(_MIN_BLOCK, int(lengths.max()) + 2 if len(lengths) else 0)
 
-    def read(self, lo: int, hi: int) -> pa.Table | None:
-        start, stop = int(self.offsets[lo]), int(self.offsets[hi])
+    def nbytes(self, lo: int, hi: int) -> int:
+        return int(self.offsets[hi] - self.offsets[lo])
+
+    def read(self, lo: int, hi: int) -> tuple[pa.Table | None, int | None]:
+        """Rows [lo, hi) as one table, or None and the row (absolute) the reader's error names, if any."""
+        start, size = int(self.offsets[lo]), self.nbytes(lo, hi)
         try:
-            table = pj.read_json(pa.BufferReader(self.data.slice(start, stop - start)),
-                                 read_options=pj.ReadOptions(block_size=self.block, use_threads=_THREADS),
+            # One block for the whole read, so an error's row number counts from ``lo``.
+            table = pj.read_json(pa.BufferReader(self.data.slice(start, size)),
+                                 read_options=pj.ReadOptions(block_size=size + 1, use_threads=_THREADS),
                                  parse_options=_PARSE)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return None
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            found = _ERROR_ROW.search(str(exc))
+            row = lo + int(found.group(1)) if found else None
+            return None, row if row is not None and lo <= row < hi else None
         # Two objects on one line would shift every later row: such a read is thrown away.
-        return table if table.num_rows == hi - lo else None
+        return (table, None) if table.num_rows == hi - lo else (None, None)
 
 
-def _read_bisecting(lines: _Lines, n: int, out: list[tuple[pa.Table, int, int]]) -> None:
-    """Read rows [0, n) in as few reads as possible; rows in segments that never read are left out.
+def _read_cutting(lines: _Lines, n: int, out: list[tuple[pa.Table, int, int]]) -> None:
+    """Read rows [0, n) in as few reads as possible; rows that never read are left out (they go per-row).
 
-    Breadth first: a failed segment splits in two for the next round. The search
-    gives up (those rows go per-row) when a round of several segments all fail
-    (garbage is dense: splitting further costs more than the per-row path) or
-    when the bytes re-read exceed ``_REREAD_BUDGET`` times the batch.
+    A failed read whose error names a row is cut there (the row is left out, both
+    sides are read again); one that names none is split in two down to
+    ``_BISECT_FLOOR`` rows. Stops when the failed reads exceed the budget of
+    reads or of re-read bytes.
     """
-    segments = [(0, n)]
-    budget = _REREAD_BUDGET * max(1, int(lines.offsets[n] - lines.offsets[0]))
-    while segments:
-        failed = []
-        for lo, hi in segments:
-            budget -= int(lines.offsets[hi] - lines.offsets[lo])
-            table = lines.read(lo, hi)
-            if table is not None:
-                out.append((table, lo, hi))
-            elif hi - lo > _BISECT_FLOOR:
-                failed.append((lo, hi))
-        if len(failed) >= 4 and len(failed) == len(segments):
-            return  # dense garbage
-        if budget <= 0:
-            return
-        segments = [half for lo, hi in failed for half in ((lo, (lo + hi) // 2), ((lo + hi) // 2, hi))]
+    todo = [(0, n)]
+    byte_budget = _REREAD_BUDGET * max(1, lines.nbytes(0, n))
+    read_budget = 8 + int(n * _READS_PER_ROW)
+    while todo:
+        lo, hi = todo.pop()
+        if hi <= lo:
+            continue
+        table, bad = lines.read(lo, hi)
+        if table is not None:
+            out.append((table, lo, hi))
+            continue
+        byte_budget -= lines.nbytes(lo, hi if bad is None else bad + 1)  # the reader stops at the bad row
+        read_budget -= 1
+        if byte_budget <= 0 or read_budget <= 0:
+            return  # dense garbage: what is left goes per-row
+        if bad is not None:
+            todo += [(bad + 1, hi), (lo, bad)]  # the part before the bad row is read first
+        elif hi - lo > _BISECT_FLOOR:
+            mid = (lo + hi) // 2
+            todo += [(mid, hi), (lo, mid)]
 
 
 def _valid_software(column: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -172,7 +187,7 @@ def fast_parse(values: pa.Array) -> FastResult:
     if len(candidates):
         lines = _Lines(values.take(pa.array(candidates, pa.int64())))
         reads: list[tuple[pa.Table, int, int]] = []
-        _read_bisecting(lines, len(candidates), reads)
+        _read_cutting(lines, len(candidates), reads)
         for table, lo, hi in reads:
             tables.append(table)
             positions.append(candidates[lo:hi])
