@@ -46,7 +46,7 @@ def _ceiling(ctx: BenchContext) -> tuple[float, int]:
 
 
 def _job(ctx: BenchContext, *, outputs: str | None = None, expectations: bool = True
-         ) -> tuple[float, dict[str, dict[str, int]]]:
+         ) -> tuple[float, dict[str, dict[str, int]], str]:
     from streaming.job import JobOptions, StreamingJob
 
     extra: dict[str, Any] = {"expectations": expectations}
@@ -57,7 +57,7 @@ def _job(ctx: BenchContext, *, outputs: str | None = None, expectations: bool = 
     started = time.perf_counter()
     job.start()
     result = job.wait()
-    return time.perf_counter() - started, result.totals
+    return time.perf_counter() - started, result.totals, settings.alerts_topic
 
 
 def _rate(records: int, seconds: float) -> int:
@@ -69,13 +69,14 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
     memory: list[dict[str, Any]] = []
     counts: set[int] = set()
     totals: dict[str, dict[str, int]] = {}
+    alerts_topic = ""
     for round_no in range(ctx.rounds + 1):
         ceiling_s, counted = _ceiling(ctx)
         counts.add(counted)
         sampler = MemorySampler().start()
-        job_s, totals = _job(ctx)
+        job_s, totals, alerts_topic = _job(ctx)
         memory.append(sampler.stop())
-        nogx_s, _ = _job(ctx, expectations=False)
+        nogx_s, _, _ = _job(ctx, expectations=False)
         if round_no:  # round 0 is the warm-up
             seconds["ceiling"].append(ceiling_s)
             seconds["job"].append(job_s)
@@ -93,6 +94,7 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
         "pipeline_vs_ceiling_ratio": round(med["job"] / med["ceiling"], 2),
         "gx_overhead_ratio": round(med["job"] / med["job-nogx"], 3),
         "pipeline_totals": totals,
+        "pipeline_alerts_topic": alerts_topic,
         "peak_rss_mb": peak["total_rss"],
         "peak_pss_mb": peak["total_pss"],
         "peak_driver_jvm_rss_mb": peak["jvm_rss"],
@@ -109,7 +111,7 @@ def _profile(ctx: BenchContext, ceiling_s: float, job_s: float) -> dict[str, Any
     alone: dict[str, float] = {}
     task_ms: dict[str, dict[str, int]] = {}
     for output in ("quarantine", "alerts", "gauges"):
-        seconds, totals = _job(ctx, outputs=output)
+        seconds, totals, _ = _job(ctx, outputs=output)
         alone[output] = seconds
         task_ms[output] = {k: totals.get(output, {}).get(k, 0) for k in ("batch_ms", "decode_ms", "gx_ms")}
     decode_s = alone["quarantine"] - ceiling_s

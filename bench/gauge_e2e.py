@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
                       expectations=not args.no_expectations, max_offsets_per_trigger=args.max_offsets_per_trigger)
 
         # 1. Throughput: the backlog, available-now.
-        settings = Settings(**common, trigger="available-now")  # type: ignore[arg-type]
+        settings = Settings(**common, trigger="available-now")
         job = StreamingJob(settings, JobOptions.from_settings(settings), bootstrap, out=lambda _: None)
         t0 = time.perf_counter()
         job.start()
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # 2. Latency: a running job on that state; churn plus one probe per second.
         progress.batches.clear()
-        settings = Settings(**common, trigger="continuous", trigger_interval=args.trigger_interval)  # type: ignore[arg-type]
+        settings = Settings(**common, trigger="continuous", trigger_interval=args.trigger_interval)
         job = StreamingJob(settings, JobOptions.from_settings(settings), bootstrap,
                            out=lambda line: print(line, file=sys.stderr, flush=True))
         job.start()
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
                     ts = int(time.time() * 1000)
                     probe = Event(event="connection_opened", timestamp_ms=ts, connection_id=f"probe-{i}",
                                   client_software_name=PROBE, client_software_version=key.split("/")[1])
-                    producer.send(topic, key=probe.connection_id.encode(), value=probe.to_json().encode())
+                    producer.send(topic, key=probe.kafka_key(), value=probe.to_json().encode())
                     producer.flush()
                     sent[key] = ts
                 i += 1

@@ -46,6 +46,22 @@ def _figure(name: str) -> Callable[[BenchContext], dict[str, Any]]:
     return module.measure
 
 
+def _cross_checks(ctx: BenchContext, figures: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Did the peer do the job's work? Its alert ids against the Spark job's, on the same workload."""
+    from bench.harness import read_topic
+
+    job_topic = figures.get("pipeline", {}).get("pipeline_alerts_topic")
+    peer_topic = figures.get("peer", {}).get("python_peer_alerts_topic")
+    if not job_topic or not peer_topic:
+        return {}
+    job = {r.key for r in read_topic(ctx.bootstrap, job_topic)}
+    peer = {r.key for r in read_topic(ctx.bootstrap, peer_topic)}
+    # Stateful findings (fleet outliers, group drift) depend on batch boundaries: the available-now
+    # job reads the backlog as one batch, the peer in batches of 50k, so a few may differ.
+    return {"job_alert_ids": len(job), "peer_alert_ids": len(peer), "alert_ids_in_both": len(job & peer),
+            "alert_ids_only_in_job": len(job - peer), "alert_ids_only_in_peer": len(peer - job)}
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="a small smoke run (about two minutes)")
@@ -107,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
                 results["errors"][name] = f"{type(exc).__name__}: {exc}".splitlines()[0]
                 traceback.print_exc()
             print(f"bench: figure {name} done in {time.perf_counter() - t0:.0f} s", flush=True)
+        if ctx is not None:
+            results["cross_checks"] = _cross_checks(ctx, results["figures"])
     finally:
         if ctx is not None and ctx._spark is not None:
             ctx._spark.stop()

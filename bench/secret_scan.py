@@ -53,7 +53,7 @@ def detect_secrets_flags(values: list[str]) -> list[bool]:
         for value in values:
             flagged = False
             for secret in scan_line(value):
-                shown = plugins.initialize.from_secret_type(secret.type).format_scan_result(secret)
+                shown: str = plugins.initialize.from_secret_type(secret.type).format_scan_result(secret)
                 if shown.startswith("True"):
                     flagged = True
                     break
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     theirs_file, theirs_file_rate = timed(detect_secrets_file_flags, values, max(1, args.repeat // 2))
     _, theirs_file_mix_rate = timed(detect_secrets_file_flags, mix, 1)
 
-    result = {
+    result: dict[str, Any] = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
                     "pyarrow": metadata.version("pyarrow"), "detect_secrets": metadata.version("detect-secrets")},
         "labelled_set": {"seed": args.seed, "values": len(data), "secrets": sum(1 for _, s, _ in data if s),
