@@ -51,7 +51,10 @@ _GROUP: Final = "gauge_group"
 # The whole state is one group, so one state partition: more would only add empty
 # stateful tasks to every batch (measured in docs/benchmarks.md). The job sets this
 # on the session while it starts the gauge query; the checkpoint keeps it afterwards.
-SPARK_CONF: Final = {"spark.sql.shuffle.partitions": "1"}
+# The state is one value rewritten every batch, so each retained batch on disk is a full copy
+# of the fleet's table (100 by default: 2.9 GB at 1M connections, docs/benchmarks.md); ten
+# is plenty to restart from.
+SPARK_CONF: Final = {"spark.sql.shuffle.partitions": "1", "spark.sql.streaming.minBatchesToRetain": "10"}
 
 
 def gauge_config(settings: Settings) -> GaugeConfig:

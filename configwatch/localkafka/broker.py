@@ -209,8 +209,9 @@ class LocalKafka:
         if (self.data_dir / "meta.properties").exists():
             return
         cluster_id = _kraft_cluster_id()
+        # "--cluster-id=ID" in one argument: a base64url id may start with "-", which "-t ID" reads as a flag.
         cmd = [java, "-Xmx256m", "-cp", classpath, "kafka.tools.StorageTool", "format",
-               "-t", cluster_id, "-c", str(props)]
+               f"--cluster-id={cluster_id}", "-c", str(props)]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise SetupError(f"formatting Kafka storage failed: {(proc.stderr or proc.stdout).strip()[-500:]}")
