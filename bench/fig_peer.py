@@ -1,7 +1,7 @@
 """Figure 3 (issue 8), the peer: the job's work in one plain kafka-python consumer loop.
 
-What a team might write instead of Spark. ``measure(ctx)`` runs a warm-up round,
-then ``ctx.rounds`` measured rounds, and reports the median records/s. Every round
+What a team might write instead of Spark. ``measure(ctx)`` runs a warm-up round (on
+``ctx.warmup_topic``), then ``ctx.rounds`` measured rounds, and reports the median records/s. Every round
 starts from scratch (empty state, three new output topics created before the clock).
 
 - **Consume:** one ``KafkaConsumer`` is assigned every partition of ``ctx.topic``,
@@ -274,7 +274,7 @@ def _fresh_topics(ctx: BenchContext) -> dict[str, str]:
 def measure(ctx: BenchContext) -> dict[str, Any]:
     """Figure 3: a warm-up round, then ``ctx.rounds`` measured rounds of the peer; median records/s."""
     config = PeerConfig.from_settings(job_settings(ctx, ctx.work / "peer-settings-only"))
-    warmup = run_round(ctx.bootstrap, ctx.topic, _fresh_topics(ctx), config)
+    warmup = run_round(ctx.bootstrap, ctx.warmup_topic, _fresh_topics(ctx), config)
     rounds = [run_round(ctx.bootstrap, ctx.topic, _fresh_topics(ctx), config) for _ in range(ctx.rounds)]
     last = rounds[-1]
     seconds = [r.seconds for r in rounds]
@@ -320,7 +320,8 @@ def _check(records: int, partitions: int, batch_sizes: list[int]) -> int:
     try:
         bootstrap = broker.start().bootstrap_servers
         key = SecretStr("fig-peer-check-key")
-        ctx = BenchContext(bootstrap=bootstrap, work=work, topic="bench-workload", records=records,
+        ctx = BenchContext(bootstrap=bootstrap, work=work, topic="bench-workload", warmup_topic="bench-workload",
+                           records=records,
                            partitions=partitions, rounds=1, quick=True, latency_s=0.0, latency_rate=0,
                            state_connections=0, fingerprint_key=key)
         produce_workload(bootstrap, ctx.topic, records, key, partitions=partitions)

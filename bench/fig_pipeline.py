@@ -10,8 +10,9 @@ records); the clock runs from starting the queries to their end, in this process
   gauges) to fresh Kafka topics, GX on: the product as it runs.
 - ``job-nogx``: the same with ``--no-expectations``.
 
-Rounds are interleaved (ceiling, job, job-nogx), one warm-up round first, then
-``ctx.rounds`` measured; medians are reported. Figure 5: ``bench.memory``
+Rounds are interleaved (ceiling, job, job-nogx): a warm-up round on the small
+warm-up topic first (not counted; not in a quick run), then ``ctx.rounds`` measured;
+medians are reported. Figure 5: ``bench.memory``
 samples the driver JVM and the Python workers during every ``job`` run.
 Figure 6: ``gx_overhead_ratio`` = job seconds / job-nogx seconds.
 
@@ -32,12 +33,12 @@ from bench.memory import MemorySampler
 __all__ = ["measure"]
 
 
-def _ceiling(ctx: BenchContext) -> tuple[float, int]:
+def _ceiling(ctx: BenchContext, topic: str) -> tuple[float, int]:
     from streaming.sources import kafka_source
 
     spark = ctx.spark()
     counted: list[int] = []
-    source = kafka_source(spark, ctx.bootstrap, ctx.topic, starting_offsets="earliest")
+    source = kafka_source(spark, ctx.bootstrap, topic, starting_offsets="earliest")
     query = (source.writeStream.foreachBatch(lambda df, _: counted.append(df.count()))
              .option("checkpointLocation", str(ctx.scratch("ceiling"))).trigger(availableNow=True))
     started = time.perf_counter()
@@ -45,11 +46,11 @@ def _ceiling(ctx: BenchContext) -> tuple[float, int]:
     return time.perf_counter() - started, sum(counted)
 
 
-def _job(ctx: BenchContext, *, outputs: str | None = None, expectations: bool = True
+def _job(ctx: BenchContext, *, outputs: str | None = None, expectations: bool = True, topic: str | None = None
          ) -> tuple[float, dict[str, dict[str, int]], str]:
     from streaming.job import JobOptions, StreamingJob
 
-    extra: dict[str, Any] = {"expectations": expectations}
+    extra: dict[str, Any] = {"expectations": expectations, "input_topic": topic or ctx.topic}
     if outputs is not None:
         extra["outputs"] = outputs
     settings = job_settings(ctx, ctx.scratch("job"), **extra)
@@ -70,17 +71,20 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
     counts: set[int] = set()
     totals: dict[str, dict[str, int]] = {}
     alerts_topic = ""
-    for round_no in range(ctx.rounds + 1):
-        ceiling_s, counted = _ceiling(ctx)
+    if not ctx.quick:  # warm-up (not counted): every kind of run once on the small warm-up topic
+        _ceiling(ctx, ctx.warmup_topic)
+        _job(ctx, topic=ctx.warmup_topic)
+        _job(ctx, topic=ctx.warmup_topic, expectations=False)
+    for _ in range(ctx.rounds):
+        ceiling_s, counted = _ceiling(ctx, ctx.topic)
         counts.add(counted)
         sampler = MemorySampler().start()
         job_s, totals, alerts_topic = _job(ctx)
         memory.append(sampler.stop())
         nogx_s, _, _ = _job(ctx, expectations=False)
-        if round_no:  # round 0 is the warm-up
-            seconds["ceiling"].append(ceiling_s)
-            seconds["job"].append(job_s)
-            seconds["job-nogx"].append(nogx_s)
+        seconds["ceiling"].append(ceiling_s)
+        seconds["job"].append(job_s)
+        seconds["job-nogx"].append(nogx_s)
     med = {name: median_of(runs) for name, runs in seconds.items()}
     records = ctx.records
     peak = {name: max(m[name] for m in memory) for name in memory[0] if name != "samples"}

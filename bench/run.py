@@ -36,7 +36,8 @@ __all__ = ["FIGURES", "main"]
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ("decode", "pipeline", "peer", "latency", "state")
 FULL = {"records": 500_000, "rounds": 3, "latency_s": 120.0, "latency_rate": 2000, "state_connections": 1_000_000}
-QUICK = {"records": 20_000, "rounds": 1, "latency_s": 15.0, "latency_rate": 500, "state_connections": 20_000}
+WARMUP_RECORDS = 10_000
+QUICK = {"records": 10_000, "rounds": 1, "latency_s": 10.0, "latency_rate": 500, "state_connections": 10_000}
 
 
 def _figure(name: str) -> Callable[[BenchContext], dict[str, Any]]:
@@ -65,7 +66,7 @@ def _cross_checks(ctx: BenchContext, figures: dict[str, dict[str, Any]]) -> dict
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="a small smoke run (about two minutes)")
-    p.add_argument("--records", type=int, help="workload records in Kafka (default 500000; quick 20000)")
+    p.add_argument("--records", type=int, help="workload records in Kafka (default 500000; quick 10000)")
     p.add_argument("--rounds", type=int, help="measured rounds per comparison, after one warm-up (default 3)")
     p.add_argument("--partitions", type=int, default=4, help="partitions of the workload topic (default 4)")
     p.add_argument("--latency-s", type=float, help="measured latency window in seconds (default 120)")
@@ -106,12 +107,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         bootstrap = broker.start().bootstrap_servers
         key = SecretStr(secrets.token_hex(16))
-        ctx = BenchContext(bootstrap=bootstrap, work=work, topic="bench-workload", records=params["records"],
+        ctx = BenchContext(bootstrap=bootstrap, work=work, topic="bench-workload", warmup_topic="bench-warmup",
+                           records=params["records"],
                            partitions=params["partitions"], rounds=params["rounds"], quick=params["quick"],
                            latency_s=params["latency_s"], latency_rate=params["latency_rate"],
                            state_connections=params["state_connections"], fingerprint_key=key)
         print(f"bench: writing {ctx.records} workload records to {ctx.topic} ...", flush=True)
         ctx.workload = produce_workload(bootstrap, ctx.topic, ctx.records, key, partitions=ctx.partitions)
+        produce_workload(bootstrap, ctx.warmup_topic, WARMUP_RECORDS, key, partitions=ctx.partitions)
         results["workload"] = ctx.workload
         results["machine"]["spark_master"] = ctx.spark().sparkContext.master
         for name in figures:
