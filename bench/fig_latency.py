@@ -99,8 +99,11 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
     pushed = json.loads(pusher.stdout.strip().splitlines()[-1])
     total = pushed["records"] + pushed["probes"]
     behind = {}
+    spark = ctx.spark()
+    queries = len(spark.streams.active)
     for name in ("alerts", "gauges", "quarantine"):
-        got = progress.wait_for_rows(mark, name, total, timeout_s=300)
+        got = progress.wait_for_rows(mark, name, total, timeout_s=300,
+                                     alive=lambda: len(spark.streams.active) == queries)
         behind[name] = total - sum(e["rows"] for e in got)
     job.request_stop()
     job.wait()

@@ -173,12 +173,16 @@ class ProgressLog:
         with self._lock:
             return list(self.events[mark:])
 
-    def wait_for_rows(self, mark: int, name: str, rows: int, timeout_s: float = 30.0) -> list[dict[str, Any]]:
-        """Progress events arrive asynchronously: wait (with a deadline) until ``rows`` input rows are reported."""
+    def wait_for_rows(self, mark: int, name: str, rows: int, timeout_s: float = 30.0,
+                      alive: Callable[[], bool] = lambda: True) -> list[dict[str, Any]]:
+        """Progress events arrive asynchronously: wait (with a deadline) until ``rows`` input rows are reported.
+
+        ``alive``: False ends the wait early (the queries stopped, so no more progress can come).
+        """
         deadline = time.monotonic() + timeout_s
         while True:
             got = [e for e in self.since(mark) if e["name"] == name]
-            if sum(e["rows"] for e in got) >= rows or time.monotonic() > deadline:
+            if sum(e["rows"] for e in got) >= rows or time.monotonic() > deadline or not alive():
                 return got
             time.sleep(0.1)
 

@@ -8,8 +8,12 @@ branch, so the source is read and decoded once:
   on each Arrow batch: the stateless rules' findings (as ``pass`` rows) and the
   stateful rules' observations (fleet outliers, consumer-group drift);
 - ``groupBy(state_key).transformWithStateInPandas`` calls ``udfs.rules.stateful.step``
-  with the key's state held as JSON text in a ValueState (RocksDB state store,
-  checkpointed with the query; it holds fingerprints and numbers, never values).
+  with the key's state held as JSON text in the one row of a ListState (RocksDB
+  state store, checkpointed with the query; it holds fingerprints and numbers,
+  never values). Not a ValueState: Spark 4.0.0's state server reads a ValueState
+  update with a single socket read, so a large value (a consumer group of a few
+  hundred members) arrives truncated and fails the query with ``invalid pickle
+  opcode``; ListState rows travel as an Arrow stream, read in full.
   ``applyInPandasWithState`` was the first choice; PySpark 4.0.0's serializer for it
   fails on this pyarrow (``RecordBatch.slice`` given a float offset when a batch
   holds several groups), so the job uses the newer API.
@@ -75,23 +79,23 @@ def _processor_class() -> type:
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 
     class DetectionProcessor(StatefulProcessor):
-        """One state key: its observations against its state (a ValueState holding JSON text)."""
+        """One state key: its observations against its state (JSON text, the one row of a ListState)."""
 
         def __init__(self, key: SecretStr) -> None:
             self._key = key
 
         def init(self, handle: StatefulProcessorHandle) -> None:
-            self._state = handle.getValueState("state", _STATE_DDL)
+            self._state = handle.getListState("state", _STATE_DDL)
 
         def handleInputRows(  # noqa: N802 - PySpark's name
                 self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any,  # noqa: N803
         ) -> Iterator[pd.DataFrame]:
             observations = pd.concat(list(rows), ignore_index=True)
-            stored = self._state.get() if self._state.exists() else None
-            previous = None if stored is None else str(stored[0])
+            stored = list(self._state.get())  # one row, or none before the key's first batch
+            previous = str(stored[0][0]) if stored else None
             out, new_state = step(str(key[0]), observations, previous, self._key, _now_ms())
             if new_state is not None:
-                self._state.update((new_state,))
+                self._state.put([(new_state,)])
             if out.num_rows:
                 yield out.to_pandas()
 
