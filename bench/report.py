@@ -19,8 +19,10 @@ END = "<!-- bench:end -->"
 def _n(value: Any, unit: str = "") -> str:
     if value is None:
         return "n/a"
-    if isinstance(value, float) and not value.is_integer():
+    if isinstance(value, float) and not value.is_integer() and abs(value) < 100:
         return f"{value:,.2f}{unit}"
+    if isinstance(value, float):
+        value = round(value)
     return f"{int(value):,}{unit}"
 
 
@@ -59,7 +61,9 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         rows.append((f"7. gauge state, {_n(r['state_connections'])} connections",
                      f"{_n(r['state_batch_ms_per_10k_events_last'])} ms per 10k events at the end",
                      f"{_n(r['state_batch_ms_per_10k_events_first'])} ms at the start",
-                     f"state on disk {_n(r['state_store_bytes_on_disk'] / 2**20)} MB"))
+                     f"state operator {_n(r.get('state_op_ms_per_10k_events_first'))} -> "
+                     f"{_n(r.get('state_op_ms_per_10k_events_last'))} ms; on disk "
+                     f"{_n(r['state_store_bytes_on_disk'] / 2**20)} MB"))
     return rows
 
 
@@ -80,6 +84,8 @@ def render(results: dict[str, Any]) -> str:
         "|---|---|---|---|",
         *(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in _rows(results)),
     ]
+    if p.get("latency_measured_in"):
+        lines += ["", f"Figure 4 was measured in {p['latency_measured_in']}."]
     if results.get("errors"):
         lines += ["", "Failed figures: " + "; ".join(f"{k}: {v}" for k, v in results["errors"].items())]
     lines.append(END)
