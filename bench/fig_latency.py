@@ -29,7 +29,7 @@ from bench.pusher import PROBE
 __all__ = ["measure"]
 
 _WARMUP_S = 20.0
-_QUICK_WARMUP_S = 5.0
+_QUICK_WARMUP_S = 4.0
 
 
 def _summary(prefix: str, samples: list[tuple[int, float]], cutoff_ms: int, end_ms: int) -> dict[str, Any]:

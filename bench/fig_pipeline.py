@@ -16,7 +16,7 @@ medians are reported. Figure 5: ``bench.memory``
 samples the driver JVM and the Python workers during every ``job`` run.
 Figure 6: ``gx_overhead_ratio`` = job seconds / job-nogx seconds.
 
-The profile (``profile_*``) runs each output alone once (quarantine only is
+The profile (``profile_*``; not in a quick run) runs each output alone once (quarantine only is
 read + decode + GX, as quarantine writes only the invalid 0.2%), so the
 differences to the ceiling say where the full job's time goes; the job's own
 accounting adds the decode UDF's and GX's summed task time.
@@ -106,7 +106,8 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
         "peak_python_workers_pss_mb": peak["workers_pss"],
         "max_python_workers": peak["max_python_workers"],
     }
-    out.update(_profile(ctx, med["ceiling"], med["job"]))
+    if not ctx.quick:  # a smoke run skips the profile's three extra runs
+        out.update(_profile(ctx, med["ceiling"], med["job"]))
     return out
 
 
