@@ -21,7 +21,6 @@ splits every trigger over the partitions in proportion to their backlog, so afte
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.gauge_workload import connection_events, expected_gauges
-from bench.harness import BenchContext, ProgressLog, job_settings, median_of
+from bench.harness import BenchContext, ProgressLog, fold_gauges, job_settings, median_of
 from configwatch.records import Event
 
 __all__ = ["BATCH_EVENTS", "PARTITIONS", "measure"]
@@ -64,28 +63,6 @@ def _produce(spark: Any, bootstrap: str, topic: str, events: list[Event]) -> Non
         (spark.createDataFrame(frame, "key binary, value binary, partition int").coalesce(1)
          .write.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
          .option("kafka.linger.ms", "20").option("kafka.batch.size", str(1 << 20)).save())
-
-
-def _fold(bootstrap: str, topic: str) -> dict[str, tuple[int, int]]:
-    """The current gauges: the last record per key wins, a tombstone deletes."""
-    from kafka import KafkaConsumer, TopicPartition
-
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
-    tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
-    consumer.assign(tps)
-    consumer.seek_to_beginning(*tps)
-    end = consumer.end_offsets(tps)
-    current: dict[str, tuple[int, int]] = {}
-    while any(consumer.position(tp) < end[tp] for tp in tps):
-        for records in consumer.poll(timeout_ms=1000).values():
-            for r in records:
-                if r.value is None:
-                    current.pop(r.key.decode(), None)
-                else:
-                    g = json.loads(r.value)
-                    current[r.key.decode()] = (g["connections"], g["client_instances"])
-    consumer.close()
-    return current
 
 
 def _state_after(events: list[Event], marks: list[int]) -> list[tuple[int, int]]:
@@ -187,7 +164,7 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
     state_dir = Path(JobOptions.from_settings(settings).checkpoint_for(QUERY_NAME)) / "state"
     state_disk, state_files, changelog_bytes = _disk_bytes(state_dir)
     checkpoint_disk, _, _ = _disk_bytes(checkpoint)
-    got = _fold(ctx.bootstrap, settings.gauges_topic)
+    got = fold_gauges(ctx.bootstrap, settings.gauges_topic)
     fleet = got.get(FLEET_KEY, (0, 0))
     exact = {k: v for k, v in got.items() if k != FLEET_KEY} == expected_gauges(events)
     return {

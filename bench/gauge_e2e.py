@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.gauge_workload import connection_events, expected_gauges
+from bench.harness import fold_gauges
 from configwatch.records import Event
 from configwatch.settings import Settings
 from udfs.gauges import FLEET_KEY
@@ -47,28 +48,6 @@ def _produce(bootstrap: str, topic: str, events: list[Event]) -> None:
         producer.send(topic, key=ev.kafka_key(), value=ev.to_json().encode())
     producer.flush()
     producer.close()
-
-
-def _fold(bootstrap: str, topic: str) -> dict[str, tuple[int, int]]:
-    """The current gauges: every record of the topic, the last one per key wins, a tombstone deletes."""
-    from kafka import KafkaConsumer, TopicPartition
-
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
-    tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
-    consumer.assign(tps)
-    consumer.seek_to_beginning(*tps)
-    end = consumer.end_offsets(tps)
-    current: dict[str, tuple[int, int]] = {}
-    while any(consumer.position(tp) < end[tp] for tp in tps):
-        for records in consumer.poll(timeout_ms=1000).values():
-            for r in records:
-                if r.value is None:
-                    current.pop(r.key.decode(), None)
-                else:
-                    g = json.loads(r.value)
-                    current[r.key.decode()] = (g["connections"], g["client_instances"])
-    consumer.close()
-    return current
 
 
 class _Progress:
@@ -150,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         while sum(b["rows"] for b in progress.batches) < len(events) and time.monotonic() < deadline:
             time.sleep(0.2)
         batches = list(progress.batches)
-        got = _fold(bootstrap, gauges_topic)
+        got = fold_gauges(bootstrap, gauges_topic)
         expected = expected_gauges(events)
         exact = {k: v for k, v in got.items() if k != FLEET_KEY} == expected
         busy_s = sum(b["ms"] for b in batches) / 1000

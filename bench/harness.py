@@ -23,7 +23,10 @@ from typing import Any
 
 from configwatch.settings import Settings
 
-__all__ = ["BenchContext", "ProgressLog", "job_settings", "machine", "median_of", "percentile", "read_topic", "timed"]
+__all__ = [
+    "BenchContext", "ProgressLog", "fold_gauges", "job_settings", "machine", "median_of", "percentile", "read_topic",
+    "timed",
+]
 
 
 @dataclass
@@ -211,3 +214,22 @@ def read_topic(bootstrap: str, topic: str) -> list[Any]:
         return out
     finally:
         consumer.close()
+
+
+def fold_gauges(bootstrap: str, topic: str) -> dict[str, tuple[int, int]]:
+    """The current gauges of a gauges topic: ``key -> (connections, client_instances)``.
+
+    The last record per key wins and a tombstone deletes (a key lives in one
+    partition, so ``read_topic`` keeps its records in order).
+    """
+    import json
+
+    current: dict[str, tuple[int, int]] = {}
+    for r in read_topic(bootstrap, topic):
+        key = r.key.decode()
+        if r.value is None:
+            current.pop(key, None)
+        else:
+            gauge = json.loads(r.value)
+            current[key] = (gauge["connections"], gauge["client_instances"])
+    return current
