@@ -6,7 +6,6 @@ connected, and with the alerts topic; when the fleet disconnects, the series dis
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from configwatch.settings import Settings
 from policy.simulator import FleetSpec
 from sinks.dashboard import DashboardService
 from sinks.kafka import ensure_topic
-from streaming.job import JobOptions, StreamingJob
+from streaming.job import JobOptions, JobWaiter, StreamingJob
 from tests.conftest import eventually
 from tests.dashboard_helpers import current_gauges, get, metric_samples
 from tests.kafka_helpers import read_all
@@ -58,23 +57,15 @@ def test_simulated_fleet_through_the_job_to_the_dashboard(kafka_bootstrap: str, 
     lines: list[str] = []
     dashboard = DashboardService(config_from(settings, kafka_bootstrap)).start()
     job = StreamingJob(settings, JobOptions.from_settings(settings), kafka_bootstrap, out=lines.append)
-    failures: list[BaseException] = []
-
-    def wait_for_job() -> None:
-        try:
-            job.wait()
-        except BaseException as exc:  # surfaced by the checks below, not lost in this thread
-            failures.append(exc)
-
-    waiter = threading.Thread(target=wait_for_job, name="job-wait", daemon=True)
+    waiter: JobWaiter | None = None
 
     def job_alive() -> None:
-        if failures:
-            raise AssertionError(f"the job failed: {failures[0]}")
+        if waiter is not None and waiter.failure is not None:
+            raise AssertionError(f"the job failed: {waiter.failure}")
 
     try:
         job.start()
-        waiter.start()
+        waiter = job.wait_in_background()
         fleet.start()
 
         def metrics_match_topic_and_fleet() -> dict[str, float] | None:
@@ -117,9 +108,8 @@ def test_simulated_fleet_through_the_job_to_the_dashboard(kafka_bootstrap: str, 
         eventually(all_gone, timeout_s=240, interval_s=1.0, message="series gone after the fleet disconnected")
     finally:
         fleet.stop()
-        job.request_stop()
-        if waiter.ident is not None:
-            waiter.join(180)
+        if waiter is not None:
+            waiter.stop()
         else:
             job.stop(graceful=False)
         dashboard.stop()

@@ -125,7 +125,7 @@ def _quiet_background_logs() -> None:
 def serve_live(settings: Settings, bootstrap: str, checkpoint_dir: Path, clients: int,
                out: Callable[[str], None] = print) -> None:
     """Run the live phase until SIGINT/SIGTERM; the last line printed is the live page's URL."""
-    from streaming.job import JobOptions, StreamingJob  # Spark loads only here
+    from streaming.job import JobOptions, JobWaiter, StreamingJob  # Spark loads only here
 
     live = replace(settings, checkpoint_dir=checkpoint_dir, source="kafka", sink="kafka", trigger="continuous")
     job = StreamingJob(live, JobOptions.from_settings(live), bootstrap, out=log.debug)
@@ -135,43 +135,31 @@ def serve_live(settings: Settings, bootstrap: str, checkpoint_dir: Path, clients
     def on_signal(signum: int, frame: FrameType | None) -> None:
         job.request_stop()
 
-    failure: list[BaseException] = []
-    ended = threading.Event()
-
-    def follow_job() -> None:
-        try:
-            job.wait()
-        except BaseException as exc:  # re-raised in the main thread below
-            failure.append(exc)
-        finally:
-            ended.set()
-
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     dashboard: DashboardService | None = None
-    waiter = threading.Thread(target=follow_job, name="demo-job", daemon=True)
+    waiter: JobWaiter | None = None
     try:
         dashboard = _start_dashboard(settings, bootstrap)
         job.start()
-        waiter.start()
+        waiter = job.wait_in_background()
         fleet.start()
         # Most of the fleet connects; a few are refused by design (bad software names, oversized pushes).
-        connected = _wait_for_fleet(dashboard, int(0.9 * len(fleet.clients)), _FLEET_WAIT_S, ended)
-        if not ended.is_set():
+        connected = _wait_for_fleet(dashboard, int(0.9 * len(fleet.clients)), _FLEET_WAIT_S, waiter.ended)
+        if not waiter.ended.is_set():
             _quiet_background_logs()  # the URL stays the last line on the terminal
             out(f"live: {connected} open connections from {len(fleet.clients)} simulated clients, the job "
                 "following them; Ctrl-C stops the demo")
             out(f"open the live page: {dashboard.url}")
-        while not ended.wait(0.5):  # short waits: signals are handled in this (the main) thread
+        while not waiter.ended.wait(0.5):  # short waits: signals are handled in this (the main) thread
             pass
-        if failure:
-            raise failure[0]
+        if waiter.failure is not None:
+            raise waiter.failure
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
         fleet.stop()
-        job.request_stop()
-        if waiter.ident is not None:
-            waiter.join(180)
+        if waiter is not None:
+            waiter.stop()
         else:
             job.stop(graceful=False)
         if dashboard is not None:

@@ -14,7 +14,7 @@ Module map:
 from streaming.job.exceptions import BrokerUnreachableError, JobError, JobUsageError, StopRequestedError
 from streaming.job.options import JobOptions, Target, parse_target
 from streaming.job.outputs import Decoded, OutputStream, default_outputs
-from streaming.job.runner import JobResult, StreamingJob, make_sinks, run_job
+from streaming.job.runner import JobResult, JobWaiter, StreamingJob, make_sinks, run_job
 
 __all__ = [
     "BrokerUnreachableError",
@@ -23,6 +23,7 @@ __all__ = [
     "JobOptions",
     "JobResult",
     "JobUsageError",
+    "JobWaiter",
     "OutputStream",
     "StopRequestedError",
     "StreamingJob",

@@ -40,7 +40,7 @@ from streaming.job.preflight import check_broker, topic_exists
 from streaming.session import SparkSettings, build_spark_session
 from streaming.sources import files_source, kafka_source
 
-__all__ = ["JobResult", "StreamingJob", "make_sinks", "run_job"]
+__all__ = ["JobResult", "JobWaiter", "StreamingJob", "make_sinks", "run_job"]
 
 log = logging.getLogger(__name__)
 
@@ -244,6 +244,10 @@ class StreamingJob:
                 self.stop(graceful=True)
                 return self.result
 
+    def wait_in_background(self) -> JobWaiter:
+        """``wait()`` on a daemon thread, for callers that keep the main thread (signals, a UI)."""
+        return JobWaiter(self).start()
+
     def stop(self, *, graceful: bool) -> None:
         """Stop every query; graceful: let a writing batch finish and commit first."""
         self._stop.set()
@@ -261,6 +265,33 @@ class StreamingJob:
                     time.sleep(0.1)
             query.stop()
             log.info("query %s stopped", output.name)
+
+
+class JobWaiter:
+    """A started job's ``wait()`` on a daemon thread: ``ended`` is set when it returns; ``failure`` holds its error."""
+
+    def __init__(self, job: StreamingJob) -> None:
+        self.job = job
+        self.ended = threading.Event()
+        self.failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="job-wait", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.job.wait()
+        except BaseException as exc:  # handed to the caller through ``failure``
+            self.failure = exc
+        finally:
+            self.ended.set()
+
+    def start(self) -> JobWaiter:
+        self._thread.start()
+        return self
+
+    def stop(self, timeout_s: float = 180.0) -> None:
+        """Ask the job to stop gracefully and wait up to ``timeout_s`` for ``wait()`` to return."""
+        self.job.request_stop()
+        self._thread.join(timeout_s)
 
 
 def run_job(settings: Settings, options: JobOptions, bootstrap: str | None, *,
