@@ -13,7 +13,9 @@ Then the job catches up and stops, and the topics are read back:
 
 Both timestamps are CreateTime on this machine's clock. Only records sent after
 the warm-up count. p50/p95/p99 over the window, and p50 of its first and second
-half (a job that cannot keep up shows a rising latency).
+half (a job that cannot keep up shows a rising latency). Then ``bench.floor``
+measures the engine's floor (the minimal query of the job's shape) at the same
+rate and trigger, and the job's p99 is reported as a ratio of the floor's.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import subprocess
 import sys
 from typing import Any
 
+from bench.floor import measure_floor
 from bench.harness import BenchContext, ProgressLog, job_settings, percentile, read_topic
 from bench.pusher import PROBE
 
@@ -82,7 +85,7 @@ def _gauge_samples(inputs: list[Any], gauges: list[Any]) -> list[tuple[int, floa
 
 def measure(ctx: BenchContext) -> dict[str, Any]:
     from sinks.kafka import ensure_topic
-    from streaming.job import JobOptions, StreamingJob
+    from streaming.job import QUERY_NAME, JobOptions, StreamingJob
 
     warmup_s = _QUICK_WARMUP_S if ctx.quick else _WARMUP_S
     topic = ctx.topic_name("latency-in")
@@ -98,13 +101,11 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
         capture_output=True, text=True, check=True)
     pushed = json.loads(pusher.stdout.strip().splitlines()[-1])
     total = pushed["records"] + pushed["probes"]
-    behind = {}
     spark = ctx.spark()
     queries = len(spark.streams.active)
-    for name in ("alerts", "gauges", "quarantine"):
-        got = progress.wait_for_rows(mark, name, total, timeout_s=300,
-                                     alive=lambda: len(spark.streams.active) == queries)
-        behind[name] = total - sum(e["rows"] for e in got)
+    got = progress.wait_for_rows(mark, QUERY_NAME, total, timeout_s=300,
+                                 alive=lambda: len(spark.streams.active) == queries)
+    behind = total - sum(e["rows"] for e in got)
     job.request_stop()
     job.wait()
     batches = [e for e in progress.since(mark) if e["rows"]]
@@ -115,12 +116,17 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
         "latency_rate_records_per_s": ctx.latency_rate, "latency_window_s": ctx.latency_s,
         "latency_warmup_s": warmup_s, "latency_trigger_interval": settings.trigger_interval,
         "latency_pusher": pushed, "latency_rows_not_processed": behind,
-        "latency_batch_ms_median": {name: sorted(e["ms"] for e in batches if e["name"] == name)[
-            len([e for e in batches if e["name"] == name]) // 2] if any(e["name"] == name for e in batches) else None
-            for name in ("alerts", "gauges", "quarantine")},
+        "latency_batch_ms_median": sorted(e["ms"] for e in batches)[len(batches) // 2] if batches else None,
     }
     out.update(_summary("alert", _alert_samples(inputs, read_topic(ctx.bootstrap, settings.alerts_topic)),
                         cutoff_ms, end_ms))
     out.update(_summary("gauge", _gauge_samples(inputs, read_topic(ctx.bootstrap, settings.gauges_topic)),
                         cutoff_ms, end_ms))
+    # The engine's floor at the same rate, trigger and topic layout, in the same run (bench.floor).
+    out.update(measure_floor(ctx, ctx.latency_rate, ctx.latency_s, warmup_s, settings.trigger_interval))
+    floor = out.get("latency_floor_ms_p99")
+    for prefix in ("alert", "gauge"):
+        p99 = out.get(f"{prefix}_latency_ms_p99")
+        if floor and p99 is not None:
+            out[f"{prefix}_latency_p99_vs_floor"] = round(p99 / floor, 2)
     return out

@@ -9,25 +9,19 @@ starts from scratch (empty state, three new output topics created before the clo
   at the start, gathering micro-batches of up to ``BATCH_RECORDS`` records
   (= ``udfs.decode.GX_MIN_ROWS``, so GX runs about as often per row as in the job).
 - **Process** (``process_batch``): the job's own functions, in the job's order.
-  1. ``udfs.decode.decode_batches`` (the decode ``mapInArrow`` body) over the
-     columns the job's Kafka source selects, per partition in Arrow batches of at
+  1. ``udfs.decode.decode_batches`` (the decode half of the ``mapInArrow`` body) over
+     the columns the job's Kafka source selects, per partition in Arrow batches of at
      most ``ARROW_BATCH_ROWS`` (Spark's ``maxRecordsPerBatch``); GX on, as in the job.
-  2. Quarantine records from the invalid rows, shaped as ``quarantine_rows`` and
-     encoded by ``quarantine_record`` (``streaming.job.outputs``).
-  3. Detection as ``streaming.detection``: ``udfs.rules.stateful.prepare`` per Arrow
-     batch of pushes, then ``step`` per ``state_key`` with the key's JSON state in a
-     dict (Spark: a ValueState); records from ``alert_record`` (key ``alert_id``).
-  4. Gauges: ``gauge_input``'s rows into ``udfs.gauges.advance`` with an in-memory
-     ``GaugeState`` and ``gauge_config(settings)``; records from ``gauge_sink_record``
-     (a gauge reaching zero is a tombstone).
+  2. ``udfs.memory.MemoryPipeline``: the routing and the two keyed steps the job runs
+     (quarantine, stateless and stateful detection, connection buckets, gauge totals),
+     with the same state variables in dicts; it yields the job's output records.
 - **Write:** one ``KafkaProducer`` with the Kafka sink's settings (``acks=all``,
   idempotence, ``linger_ms=5``) through ``sinks.kafka.KafkaWriter``, so encoding and
   keys are the sink's; closing the writers flushes and checks every ack. The clock
   runs from creating the consumer to that final flush.
 
 No threads, no multiprocessing: one loop on one core (kafka-python's producer I/O
-thread aside); the job runs on ``local[2]``, two cores. In the peer's favour, it
-decodes once; the job runs one query per output and each reads and decodes the topic.
+thread aside); the job runs on ``local[2]``, two cores.
 Without the optional ``crc32c`` package kafka-python computes record CRCs in pure
 Python on consume and produce (``python_peer_native_crc32c``), as do the job's sinks.
 
@@ -51,24 +45,22 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from kafka.record.util import crc32c_c
 
 from bench.harness import BenchContext, job_settings, median_of, read_topic
-from configwatch.contract import CONFIG_PUSH, CONNECTION_CLOSED, CONNECTION_OPENED
+from configwatch.contract import ALERTS, GAUGES, QUARANTINE
 from configwatch.secrets import SecretStr
 from configwatch.settings import Settings
 from sinks.base import SinkRecord
 from sinks.kafka import KafkaWriter, ensure_topic
-from streaming.gauges import gauge_config, gauge_sink_record
-from streaming.job.outputs import ALERTS, GAUGES, QUARANTINE, alert_record, quarantine_record
+from streaming.pipeline import gauge_config
 from streaming.session import SparkSettings
 from udfs.decode import GX_MIN_ROWS, decode_batches, output_schema
-from udfs.gauges import INPUT_COLUMNS, GaugeConfig, GaugeState, advance
-from udfs.rules.stateful import prepare, step
+from udfs.gauges import GaugeConfig
+from udfs.memory import MemoryPipeline
 
 __all__ = ["ARROW_BATCH_ROWS", "BATCH_RECORDS", "KAFKA_SCHEMA", "BatchOutput", "PeerConfig", "PeerState",
            "RoundResult", "kafka_batches", "measure", "process_batch", "run_round"]
@@ -97,12 +89,11 @@ class PeerConfig:
         return cls(settings.fingerprint_key, settings.expectations, gauge_config(settings))
 
 
-@dataclass
 class PeerState:
-    """One round's state in memory: detection JSON per state key (Spark's ValueState) and the gauges."""
+    """One round's state in memory: the job's state variables in dicts."""
 
-    detection: dict[str, str] = field(default_factory=dict)
-    gauges: GaugeState = field(default_factory=GaugeState.empty)
+    def __init__(self, config: PeerConfig) -> None:
+        self.pipeline = MemoryPipeline(config.key, config.gauges)
 
 
 @dataclass
@@ -135,65 +126,20 @@ def kafka_batches(records: Sequence[Any]) -> list[pa.RecordBatch]:
     return out
 
 
-def _quarantine(invalid: pa.Table, now_ms: int) -> list[SinkRecord]:
-    """``quarantine_rows`` (contract section 2) of the invalid rows, as ``quarantine_record`` encodes them."""
-    return [quarantine_record({
-        "schema_version": 1, "reason": r["reason"], "detail": r["detail"],
-        "source": {"topic": r["topic"], "partition": r["partition"], "offset": r["offset"]},
-        "size_bytes": r["size_bytes"], "quarantined_at_ms": now_ms,
-    }) for r in invalid.select(["reason", "detail", "topic", "partition", "offset", "size_bytes"]).to_pylist()]
-
-
-def _detect(valid: pa.Table, state: dict[str, str], key: SecretStr, now_ms: int) -> list[SinkRecord]:
-    """``streaming.detection.findings`` for one batch: ``prepare`` per Arrow batch, ``step`` per state key."""
-    pushes = valid.filter(pc.fill_null(pc.equal(valid["event"], CONFIG_PUSH), False)).combine_chunks()
-    prepared = [prepare(pa.Table.from_batches([b]), key, now_ms)
-                for b in pushes.to_batches(max_chunksize=ARROW_BATCH_ROWS) if b.num_rows]
-    if not prepared:
-        return []
-    observations = pa.concat_tables(prepared).to_pandas()
-    found: list[pa.Table] = []
-    for state_key, rows in sorted(observations.groupby("state_key", sort=False).indices.items()):
-        out, new_state = step(str(state_key), observations.iloc[rows].reset_index(drop=True),
-                              state.get(str(state_key)), key, now_ms)
-        if new_state is not None:
-            state[str(state_key)] = new_state
-        if out.num_rows:
-            found.append(out)
-    return [alert_record(r) for t in found for r in t.to_pylist()]
-
-
-def _gauges(valid: pa.Table, state: PeerState, config: GaugeConfig, now_ms: int) -> list[SinkRecord]:
-    """``gauge_input`` then ``advance`` (one state group, as ``streaming.gauges.gauge_stream``)."""
-    wanted = [CONNECTION_OPENED, CONNECTION_CLOSED] + ([CONFIG_PUSH] if config.ttl_ms is not None else [])
-    mask = pc.and_(pc.is_in(valid["event"], value_set=pa.array(wanted)),
-                   pc.and_(pc.is_valid(valid["connection_id"]), pc.is_valid(valid["timestamp_ms"])))
-    events = valid.filter(mask).select(list(INPUT_COLUMNS))
-    events = events.set_column(6, "partition", events["partition"].cast(pa.int64()))
-    if events.num_rows == 0 and config.ttl_ms is None:
-        return []  # Spark calls the processor only for a group with rows (or an expired timer)
-    result = advance(state.gauges, events.to_pandas(), now_ms, config)
-    state.gauges = result.state
-    rows = cast("list[dict[str, Any]]", result.gauges.to_dict("records"))
-    return [gauge_sink_record(r) for r in rows]
-
-
 def process_batch(raw: Sequence[pa.RecordBatch], state: PeerState, config: PeerConfig,
                   now_ms: int | None = None) -> BatchOutput:
-    """Run the job's decode, quarantine, detection and gauges over one micro-batch (``kafka_batches``)."""
+    """Run the job's decode, routing and keyed steps over one micro-batch (``kafka_batches``)."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     t0 = time.perf_counter()
     decoded = pa.Table.from_batches(list(decode_batches(raw, validate=config.expectations)),
                                     schema=output_schema(KAFKA_SCHEMA))
-    is_valid = pc.is_null(decoded["reason"])
-    valid = decoded.filter(is_valid).drop_columns(["reason", "detail"])
-    quarantine = _quarantine(decoded.filter(pc.invert(is_valid)), now)
     t1 = time.perf_counter()
-    alerts = _detect(valid, state.detection, config.key, now)
+    records = state.pipeline.process(decoded, now)
     t2 = time.perf_counter()
-    gauges = _gauges(valid, state, config.gauges, now)
-    t3 = time.perf_counter()
-    return BatchOutput(alerts, quarantine, gauges, {"decode": t1 - t0, "detect": t2 - t1, "gauges": t3 - t2})
+    out: dict[str, list[SinkRecord]] = {ALERTS: [], QUARANTINE: [], GAUGES: []}
+    for r in records:
+        out[r.kind].append(SinkRecord(r.key, json.loads(r.value), r.tombstone))
+    return BatchOutput(out[ALERTS], out[QUARANTINE], out[GAUGES], {"decode": t1 - t0, "state": t2 - t1})
 
 
 @dataclass
@@ -214,8 +160,8 @@ def run_round(bootstrap: str, topic: str, topics: dict[str, str], config: PeerCo
     """Read ``topic`` from the beginning to its current end once and write the outputs to ``topics`` (kind -> name)."""
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-    state = PeerState()
-    stages = {"decode": 0.0, "detect": 0.0, "gauges": 0.0, "write": 0.0}
+    state = PeerState(config)
+    stages = {"decode": 0.0, "state": 0.0, "write": 0.0}
     written = {kind: 0 for kind in topics}
     alert_ids: set[str] = set()
     records = batches = 0

@@ -47,7 +47,7 @@ def _ceiling(ctx: BenchContext, topic: str) -> tuple[float, int]:
 
 
 def _job(ctx: BenchContext, *, outputs: str | None = None, expectations: bool = True, topic: str | None = None
-         ) -> tuple[float, dict[str, dict[str, int]], str]:
+         ) -> tuple[float, dict[str, int], str]:
     from streaming.job import JobOptions, StreamingJob
 
     extra: dict[str, Any] = {"expectations": expectations, "input_topic": topic or ctx.topic}
@@ -69,7 +69,7 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
     seconds: dict[str, list[float]] = {"ceiling": [], "job": [], "job-nogx": []}
     memory: list[dict[str, Any]] = []
     counts: set[int] = set()
-    totals: dict[str, dict[str, int]] = {}
+    totals: dict[str, int] = {}
     alerts_topic = ""
     if not ctx.quick:  # warm-up (not counted): every kind of run once on the small warm-up topic
         _ceiling(ctx, ctx.warmup_topic)
@@ -118,7 +118,7 @@ def _profile(ctx: BenchContext, ceiling_s: float, job_s: float) -> dict[str, Any
     for output in ("quarantine", "alerts", "gauges"):
         seconds, totals, _ = _job(ctx, outputs=output)
         alone[output] = seconds
-        task_ms[output] = {k: totals.get(output, {}).get(k, 0) for k in ("batch_ms", "decode_ms", "gx_ms")}
+        task_ms[output] = {k: totals.get(k, 0) for k in ("batch_ms", "decode_ms", "gx_ms")}
     decode_s = alone["quarantine"] - ceiling_s
     return {
         "profile_seconds": {"ceiling (read + count)": round(ceiling_s, 2),

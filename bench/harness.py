@@ -152,9 +152,9 @@ class ProgressLog:
                 ops = p.stateOperators
                 row = {"name": p.name, "id": str(p.id), "batch": p.batchId, "rows": p.numInputRows,
                        "ms": p.batchDuration, "duration_ms": dict(p.durationMs),
-                       "state_rows": ops[0].numRowsTotal if ops else 0,
-                       "state_bytes": ops[0].memoryUsedBytes if ops else 0,
-                       "state_update_ms": ops[0].allUpdatesTimeMs if ops else 0}
+                       "state_rows": sum(o.numRowsTotal for o in ops),
+                       "state_bytes": sum(o.memoryUsedBytes for o in ops),
+                       "state_update_ms": sum(o.allUpdatesTimeMs for o in ops)}
                 with outer._lock:
                     outer.events.append(row)
 

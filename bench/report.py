@@ -49,7 +49,13 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                          f"p50 {_n(r[f'{kind}_latency_ms_p50'])} / p95 {_n(r[f'{kind}_latency_ms_p95'])} / "
                          f"p99 {_n(r[f'{kind}_latency_ms_p99'])} ms",
                          f"trigger interval {r['latency_trigger_interval']}",
-                         f"{_n(r[f'{kind}_latency_samples'])} samples over {_n(r['latency_window_s'])} s"))
+                         f"{_n(r[f'{kind}_latency_samples'])} samples over {_n(r['latency_window_s'])} s"
+                         + (f"; p99 {r[f'{kind}_latency_p99_vs_floor']:.2f}x the floor's"
+                            if f"{kind}_latency_p99_vs_floor" in r else "")))
+    if "latency_floor_ms_p99" in r:
+        rows.append(("4b. engine floor (trivial mapInArrow + keyed transformWithState + Kafka sink)",
+                     f"p50 {_n(r['latency_floor_ms_p50'])} / p99 {_n(r['latency_floor_ms_p99'])} ms",
+                     "same rate, trigger and topic layout", f"{_n(r['latency_floor_samples'])} samples"))
     if "peak_rss_mb" in r:
         rows.append(("5. peak memory during figure 2", f"{_n(r['peak_rss_mb'])} MB RSS (PSS {_n(r['peak_pss_mb'])} MB)",
                      f"driver JVM {_n(r['peak_driver_jvm_rss_mb'])} MB, Python workers "

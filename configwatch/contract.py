@@ -11,6 +11,7 @@ import re
 from typing import Final
 
 __all__ = [
+    "ALERTS",
     "ALERTS_TOPIC",
     "CONFIG_TYPES",
     "CONFIG_TYPE_BY_ID",
@@ -18,8 +19,11 @@ __all__ = [
     "ENTRY_FIELDS",
     "EVENT_FIELDS",
     "EVENT_TYPES",
+    "GAUGES",
     "GAUGES_TOPIC",
     "INPUT_TOPIC",
+    "OUTPUT_KINDS",
+    "QUARANTINE",
     "QUARANTINE_TOPIC",
     "SCHEMA_VERSION",
     "SECURITY_PROTOCOLS",
@@ -37,6 +41,12 @@ INPUT_TOPIC: Final = "client-configs"
 ALERTS_TOPIC: Final = "client-config-alerts"
 QUARANTINE_TOPIC: Final = "client-config-quarantine"
 GAUGES_TOPIC: Final = "client-version-gauges"
+
+# The job's outputs (section 2): each has a topic above and a replay sink directory of this name.
+ALERTS: Final = "alerts"
+QUARANTINE: Final = "quarantine"
+GAUGES: Final = "gauges"
+OUTPUT_KINDS: Final = (ALERTS, QUARANTINE, GAUGES)
 
 CONFIG_PUSH: Final = "config_push"
 CONNECTION_OPENED: Final = "connection_opened"

@@ -70,6 +70,8 @@ def build_spark_session(settings: SparkSettings | None = None) -> SparkSession:
         "spark.ui.enabled": str(settings.ui).lower(),
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
+        # Restart needs only the last committed batch; state is changelogged per batch.
+        "spark.sql.streaming.minBatchesToRetain": "10",
         "spark.python.worker.reuse": "true",
         # Workers fork from a daemon that has already imported GX and built the suite (seconds saved per worker).
         "spark.python.daemon.module": "streaming.worker_daemon",

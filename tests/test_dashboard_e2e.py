@@ -71,17 +71,15 @@ def test_simulated_fleet_through_the_job_to_the_dashboard(kafka_bootstrap: str, 
         def metrics_match_topic_and_fleet() -> dict[str, float] | None:
             job_alive()
             got = _connections(metric_samples(get(dashboard.url + "metrics").text))
-            topic = {k: float(g.connections) for k, g in current_gauges(kafka_bootstrap, settings.gauges_topic).items()
-                     if not k.startswith("__fleet__")}
+            topic = {k: float(g.connections) for k, g in current_gauges(kafka_bootstrap, settings.gauges_topic).items()}
             return got if got == topic == expected else None
 
         eventually(metrics_match_topic_and_fleet, timeout_s=240, interval_s=1.0,
                    message=f"/metrics == gauges topic == the connected fleet {expected} (job: {lines[-3:]})")
         samples = metric_samples(get(dashboard.url + "metrics").text)
         assert samples[("configwatch_fleet_connections", ())] == len(fleet.clients)
-        fleet_record = current_gauges(kafka_bootstrap, settings.gauges_topic)["__fleet__/__fleet__"]
-        assert fleet_record.connections == len(fleet.clients)
-        assert get(dashboard.url + "api/gauges").json()["fleet"]["source"] == "record"
+        assert not any(k.startswith("__") for k in current_gauges(kafka_bootstrap, settings.gauges_topic))
+        assert get(dashboard.url + "api/gauges").json()["fleet"]["connections"] == len(fleet.clients)
 
         def alerts_match_topic() -> float | None:
             job_alive()

@@ -40,19 +40,16 @@ def test_fleet_keeps_the_last_value_per_key_and_drops_tombstones() -> None:
     assert fleet.apply("a/1", g("a", "1", 5, 2, removed=True)) and fleet.snapshot() == []
 
 
-def test_fleet_totals_sum_the_gauges_unless_a_fleet_record_exists() -> None:
+def test_fleet_totals_sum_the_gauges() -> None:
     fleet = FleetGauges()
     fleet.apply("a/1", g("a", "1", 3, 2))
     fleet.apply("a/2", g("a", "2", 4, 4))
     fleet.apply("b/1", g("b", "1", 1, 1))
     t = fleet.totals()
     assert (t.connections, t.client_instances, t.software_versions, t.software_names, t.source) == (8, 7, 3, 2, "sum")
-    fleet.apply("__fleet__/__fleet__", g("__fleet__", "__fleet__", 8, 6))
+    fleet.apply("a/2", None)
     t = fleet.totals()
-    assert (t.connections, t.client_instances, t.source) == (8, 6, "record")
-    assert [x.key for x in fleet.snapshot()] == ["a/1", "a/2", "b/1"], "the fleet record is not a version"
-    fleet.apply("__fleet__/__fleet__", None)
-    assert fleet.totals().source == "sum"
+    assert (t.connections, t.client_instances, t.software_versions) == (4, 3, 2)
 
 
 @pytest.mark.parametrize("value", [

@@ -24,7 +24,7 @@ from configwatch.records import Finding
 from configwatch.secrets import SecretStr, fingerprint
 from configwatch.settings import Settings
 from sinks.kafka import ensure_topic
-from streaming.job import JobOptions, StreamingJob, default_outputs
+from streaming.job import QUERY_NAME, JobOptions, StreamingJob
 from tests.detection_scenarios import (
     INVALID_SECRETS,
     SECRETS,
@@ -36,7 +36,6 @@ from tests.detection_scenarios import (
 from tests.kafka_helpers import produce, read_all
 from tests.rules_helpers import push
 from tests.webhook_helpers import Receiver
-from udfs.gauges import GaugeState
 from udfs.rules.catalog import CATALOG
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
@@ -108,8 +107,7 @@ def _run(settings: Settings, bootstrap: str, base: Path, name: str) -> tuple[lis
     root.setLevel(logging.INFO)
     try:
         with captured_fds(base / f"{name}.out"):
-            job = StreamingJob(settings, JobOptions.from_settings(settings), bootstrap, default_outputs(),
-                               out=lines.append)
+            job = StreamingJob(settings, JobOptions.from_settings(settings), bootstrap, out=lines.append)
             job.start()
             job.wait()
     finally:
@@ -153,7 +151,7 @@ def test_alerts_are_contract_findings_keyed_by_alert_id(first_run: Run) -> None:
         assert key == finding.alert_id.encode() and finding.keys and finding.detected_at_ms > 0
         keys.append(finding.alert_id)
     assert len(keys) == len(set(keys)), "one record per finding"
-    assert any(line.startswith("[alerts] batch 0:") for line in first_run.lines), first_run.lines
+    assert any(line.startswith("batch 0:") for line in first_run.lines), first_run.lines
 
 
 def test_the_webhook_got_every_alert(first_run: Run) -> None:
@@ -182,12 +180,18 @@ def _texts(run: Run) -> dict[str, str]:
             **checkpoints}
 
 
+def _state(spark: Any, run: Run, name: str, operator: int = 1) -> Any:
+    """One state variable of the job's checkpoint (Spark numbers operators from the sink: 1 is the first
+    keyed step, 0 the totals)."""
+    return spark.read.format("statestore").option("operatorId", operator).option("stateVarName", name).load(
+        str(run.base / "ckpt" / QUERY_NAME))
+
+
 def test_a_big_consumer_groups_state_is_kept_whole(first_run: Run, spark: Any) -> None:
     # With a ValueState, Spark 4.0.0's state server can truncate a large update ("invalid pickle opcode"):
     # the benchmark's latency run failed that way after some batches (timing-dependent, not reproducible in
     # one batch here). The detection state is a one-row ListState, written and read whole as Arrow.
-    state = spark.read.format("statestore").option("stateVarName", "state").load(
-        str(first_run.base / "ckpt" / "alerts")).collect()
+    state = _state(spark, first_run, "detect").collect()
     groups = [json.loads(r.asDict(recursive=True)["list_element"]["state"]) for r in state
               if str(r.asDict(recursive=True)["key"]["state_key"]).startswith("group|")]
     assert max(len(json.dumps(g)) for g in groups) > 64 * 1024
@@ -201,12 +205,11 @@ def test_no_planted_secret_in_any_output_log_or_checkpoint(first_run: Run, spark
     missing = [n for n, v in planted.items() if not any(v.encode() in (r or b"") for _, r in first_run.records)]
     assert missing == ["redacted_key_value"]
     texts = _texts(first_run)
-    assert {"checkpoint alerts", "checkpoint quarantine"} <= set(texts)
+    assert f"checkpoint {QUERY_NAME}" in texts
     leaks = {(where, name) for where, text in texts.items() for name, value in planted.items() if value in text}
     assert leaks == set()
     # The state store files are compressed: read the detection state back through Spark.
-    state = spark.read.format("statestore").option("stateVarName", "state").load(
-        str(first_run.base / "ckpt" / "alerts"))
+    state = _state(spark, first_run, "detect")
     rows = json.dumps([r.asDict(recursive=True) for r in state.collect()], default=str)
     assert rows.count("fleet|") and rows.count("group|")
     assert [name for name, value in planted.items() if value in rows] == []
@@ -218,11 +221,16 @@ def test_no_planted_secret_in_any_output_log_or_checkpoint(first_run: Run, spark
     # The gauges key on name/version: a secret version is counted under its fingerprint, in the topic and state.
     marker = f"redacted-{fingerprint(SECRETS['software_version'], key)}"
     assert marker in _texts(first_run)["gauges topic"]
-    gauge_state = spark.read.format("statestore").option("stateVarName", "gauges").load(
-        str(first_run.base / "ckpt" / "gauges")).collect()
-    stored = [GaugeState.from_row(tuple(r.asDict(recursive=True)["list_element"].values())) for r in gauge_state]
-    versions = {v for s in stored for v in s.connections.column("client_software_version").to_pylist()}
+    conns = [r.asDict(recursive=True) for r in _state(spark, first_run, "conns").collect()]
+    versions = {r["user_map_value"]["version"] for r in conns}
     assert marker in versions and SECRETS["software_version"] not in versions
+    for name in ("closed", "clock"):
+        text = json.dumps([r.asDict(recursive=True) for r in _state(spark, first_run, name).collect()], default=str)
+        assert [n for n, value in planted.items() if value in text] == []
+    totals = json.dumps([r.asDict(recursive=True) for r in _state(spark, first_run, "instances", 0).collect()]
+                        + [r.asDict(recursive=True) for r in _state(spark, first_run, "totals", 0).collect()],
+                        default=str)
+    assert marker in totals and [n for n, value in planted.items() if value in totals] == []
 
 
 def test_restart_emits_no_new_alert_id_and_a_dead_webhook_stops_nothing(first_run: Run,
@@ -240,4 +248,4 @@ def test_restart_emits_no_new_alert_id_and_a_dead_webhook_stops_nothing(first_ru
     new = [json.loads(v) for _, v, p, o in alerts if v is not None and (p, o) not in seen]
     assert new, "the redelivered records were processed"
     assert {f["alert_id"] for f in new} <= first_ids
-    assert any(line.startswith("[alerts] batch") for line in lines), lines
+    assert any(line.startswith("batch ") for line in lines), lines

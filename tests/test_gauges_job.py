@@ -14,11 +14,12 @@ import pytest
 from configwatch.errors import UsageError
 from configwatch.settings import Settings
 from sinks.kafka import ensure_topic
-from streaming.gauges import QUERY_NAME, gauge_config, gauge_sink_record
 from streaming.job import JobOptions, StreamingJob
+from streaming.pipeline import gauge_config
 from tests.kafka_helpers import produce, read_all
 from tests.test_sinks import _lines
-from udfs.gauges import FLEET_KEY, GaugeConfig
+from udfs.gauges import GaugeConfig
+from udfs.pipeline import gauge_value
 
 JAVA, UNKNOWN, LIB, JAVA_UNKNOWN = "java/3.9.1", "unknown/unknown", "librdkafka/2.6.1", "java/unknown"
 T0 = 1_790_000_000_000  # event times below are offsets from here
@@ -64,10 +65,9 @@ PHASES: list[list[bytes]] = [
     ],
 ]
 EXPECTED: list[dict[str, tuple[int, int, bool]]] = [
-    {JAVA: (2, 1, False), UNKNOWN: (1, 0, False), LIB: (1, 1, False), JAVA_UNKNOWN: (1, 0, False),
-     FLEET_KEY: (5, 2, False)},
-    {JAVA: (0, 0, True), UNKNOWN: (0, 0, True), FLEET_KEY: (2, 1, False)},
-    {LIB: (0, 0, True), JAVA_UNKNOWN: (0, 0, True), FLEET_KEY: (0, 0, True)},
+    {JAVA: (2, 1, False), UNKNOWN: (1, 0, False), LIB: (1, 1, False), JAVA_UNKNOWN: (1, 0, False)},
+    {JAVA: (0, 0, True), UNKNOWN: (0, 0, True)},
+    {LIB: (0, 0, True), JAVA_UNKNOWN: (0, 0, True)},
 ]
 
 
@@ -86,15 +86,14 @@ def _run(settings: Settings, bootstrap: str | None) -> list[str]:
 
 # -- the pieces, without Spark -------------------------------------------------------------------------
 
-def test_sink_record_is_keyed_by_name_version_and_a_removal_is_a_tombstone() -> None:
+def test_a_gauge_value_is_the_contract_record() -> None:
     row = {"key": JAVA, "client_software_name": "java", "client_software_version": "3.9.1", "connections": 2,
            "client_instances": 1, "updated_at_ms": 5, "removed": False, "expired": 0}
-    record = gauge_sink_record(row)
-    assert record.key == JAVA and not record.tombstone
-    assert record.value == {"client_software_name": "java", "client_software_version": "3.9.1", "connections": 2,
-                            "client_instances": 1, "updated_at_ms": 5, "removed": False}
-    gone = gauge_sink_record({**row, "connections": 0, "client_instances": 0, "removed": True})
-    assert gone.tombstone and gone.value["removed"] is True and gone.value["connections"] == 0
+    assert json.loads(gauge_value(row)) == {"client_software_name": "java", "client_software_version": "3.9.1",
+                                            "connections": 2, "client_instances": 1, "updated_at_ms": 5,
+                                            "removed": False}
+    gone = json.loads(gauge_value({**row, "connections": 0, "client_instances": 0, "removed": True}))
+    assert gone["removed"] is True and gone["connections"] == 0
 
 
 def test_connection_ttl_setting_becomes_the_lease(tmp_path: Path) -> None:
@@ -126,7 +125,7 @@ def test_exact_gauges_on_the_broker_with_tombstones_on_a_compacted_topic(
     for phase, expected in zip(PHASES, EXPECTED, strict=True):
         produce(kafka_bootstrap, topic, [(_key(v), v) for v in phase])
         lines = _run(settings, kafka_bootstrap)
-        assert any(line.startswith(f"[{QUERY_NAME}] batch") for line in lines), lines
+        assert any(line.startswith("batch ") for line in lines), lines
         new = [r for r in read_all(kafka_bootstrap, gauges_topic) if (r[2], r[3]) not in seen]
         seen |= {(r[2], r[3]) for r in new}
         got: dict[str, tuple[int, int, bool]] = {}
@@ -142,9 +141,9 @@ def test_exact_gauges_on_the_broker_with_tombstones_on_a_compacted_topic(
         assert len(new) == len(expected), (new, lines)
         assert got == expected
 
-    # The gauge query runs with one state partition (its checkpoint keeps the setting).
-    offsets = (tmp_path / "ckpt" / QUERY_NAME / "offsets" / "0").read_text()
-    assert '"spark.sql.shuffle.partitions":"1"' in offsets
+    # Only contract keys <name>/<version> on the topic: no fleet-total record.
+    keys = {k.decode() for k, _, _, _ in read_all(kafka_bootstrap, gauges_topic) if k is not None}
+    assert keys == {JAVA, UNKNOWN, LIB, JAVA_UNKNOWN}
     admin = KafkaAdminClient(bootstrap_servers=kafka_bootstrap)
     try:
         described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, gauges_topic)])

@@ -1,8 +1,9 @@
-"""The gauge transition (udfs.gauges) as a plain function: contract semantics, lease, state round trip."""
+"""The gauge transition (udfs.gauges) as a plain function: contract semantics, lease, buckets and totals."""
 
 from __future__ import annotations
 
 import random
+import zlib
 from typing import Any
 
 import pandas as pd
@@ -11,12 +12,15 @@ import pytest
 from configwatch.contract import is_valid_software
 from configwatch.secrets import SecretStr, fingerprint
 from udfs.gauges import (
-    FLEET_KEY,
     INPUT_COLUMNS,
     OUTPUT_SCHEMA,
+    Delta,
     GaugeConfig,
     GaugeState,
+    Totals,
     advance,
+    apply_deltas,
+    bucket_of,
 )
 
 NOW = 1_800_000_000_000
@@ -51,7 +55,7 @@ def run(*batches: list[dict[str, Any]], config: GaugeConfig | None = None
 def test_open_counts_under_the_open_events_identity_and_the_fleet() -> None:
     _, [out] = run([ev("opened", 1, "c1", inst="i1"), ev("opened", 2, "c2", inst="i1"),
                     ev("opened", 3, "c3", "librdkafka", "2.6.1", inst="i2")])
-    assert out == {"java/3.9": (2, 1, False), "librdkafka/2.6.1": (1, 1, False), FLEET_KEY: (3, 2, False)}
+    assert out == {"java/3.9": (2, 1, False), "librdkafka/2.6.1": (1, 1, False)}
 
 
 def test_a_secret_software_version_is_counted_and_stored_only_as_its_fingerprint() -> None:
@@ -60,10 +64,10 @@ def test_a_secret_software_version_is_counted_and_stored_only_as_its_fingerprint
     state, [out] = run([ev("opened", 1, "c1", "java", token), ev("opened", 2, "c2", token, "3.9")],
                        config=GaugeConfig(fingerprint_key=key))
     marker = f"redacted-{fingerprint(token, key)}"
-    assert out == {f"java/{marker}": (1, 0, False), f"{marker}/3.9": (1, 0, False), FLEET_KEY: (2, 0, False)}
+    assert out == {f"java/{marker}": (1, 0, False), f"{marker}/3.9": (1, 0, False)}
     assert is_valid_software(marker)
-    stored = state.connections.to_pylist()
-    assert token not in repr(stored) and {r["client_software_version"] for r in stored} == {marker, "3.9"}
+    stored = list(state.conns.values())
+    assert token not in repr(state) and {c.version for c in stored} == {marker, "3.9"}
 
 
 def test_output_follows_the_schema_and_stamps_processing_time() -> None:
@@ -83,7 +87,7 @@ def test_repeated_opens_change_nothing_and_keep_the_first_identity() -> None:
 def test_close_of_an_unknown_connection_changes_nothing() -> None:
     state, out = run([ev("opened", 1, "c1")], [ev("closed", 2, "nope")])
     assert out[1] == {}
-    assert state.connections.num_rows == 1
+    assert len(state.conns) == 1
 
 
 def test_missing_or_empty_identity_counts_as_unknown() -> None:
@@ -96,18 +100,18 @@ def test_missing_or_empty_identity_counts_as_unknown() -> None:
 def test_close_to_zero_removes_the_key_and_the_fleet() -> None:
     state, out = run([ev("opened", 1, "c1", inst="i1"), ev("opened", 2, "c2", "go", "1", inst="i2")],
                      [ev("closed", 3, "c1")], [ev("closed", 4, "c2")])
-    assert out[1] == {"java/3.9": (0, 0, True), FLEET_KEY: (1, 1, False)}
-    assert out[2] == {"go/1": (0, 0, True), FLEET_KEY: (0, 0, True)}
-    assert state.connections.num_rows == 0
+    assert out[1] == {"java/3.9": (0, 0, True)}
+    assert out[2] == {"go/1": (0, 0, True)}
+    assert len(state.conns) == 0
 
 
 def test_client_instances_are_distinct_non_null_ids_per_version_and_fleet() -> None:
     _, out = run([ev("opened", 1, "c1", inst="i1"), ev("opened", 2, "c2", inst="i1"),
                   ev("opened", 3, "c3", inst=None), ev("opened", 4, "c4", "java", "4.0", inst="i1")],
                  [ev("closed", 5, "c1")])
-    assert out[0] == {"java/3.9": (3, 1, False), "java/4.0": (1, 1, False), FLEET_KEY: (4, 1, False)}
+    assert out[0] == {"java/3.9": (3, 1, False), "java/4.0": (1, 1, False)}
     # i1 still has c2 open: connections drop, instances stay.
-    assert out[1] == {"java/3.9": (2, 1, False), FLEET_KEY: (3, 1, False)}
+    assert out[1] == {"java/3.9": (2, 1, False)}
 
 
 def test_events_apply_in_event_order_within_a_batch() -> None:
@@ -125,7 +129,7 @@ def test_events_apply_in_event_order_within_a_batch() -> None:
 def test_chunked_input_is_sorted_across_chunks() -> None:
     chunks = [frame(ev("closed", 8, "c1")), frame(ev("opened", 2, "c1"), ev("opened", 3, "c2"))]
     t = advance(GaugeState.empty(), chunks, NOW)
-    assert rows(t.gauges) == {"java/3.9": (1, 0, False), FLEET_KEY: (1, 0, False)}
+    assert rows(t.gauges) == {"java/3.9": (1, 0, False)}
 
 
 def test_redelivered_open_after_close_is_ignored_but_a_newer_open_reopens() -> None:
@@ -144,15 +148,15 @@ def test_an_open_older_than_an_unknown_close_stays_out() -> None:
 def test_a_close_older_than_the_open_is_stale() -> None:
     state, out = run([ev("opened", 10, "c1")], [ev("closed", 5, "c1")])
     assert out[1] == {}
-    assert state.connections.num_rows == 1
+    assert len(state.conns) == 1
 
 
 def test_close_markers_expire_after_the_retention_in_event_time() -> None:
-    config = GaugeConfig(closed_retention_ms=100)
+    config = GaugeConfig(closed_retention_ms=100, buckets=1)  # one bucket: one clock for all three
     state, _ = run([ev("closed", 1000, "c1"), ev("closed", 1050, "c2")], [ev("opened", 1120, "c3")],
                    config=config)
-    assert state.closed.column("connection_id").to_pylist() == ["c2"]
-    assert state.clock_ms == 1120
+    assert sorted(state.markers) == ["c2"]
+    assert state.clocks == {0: 1120}
 
 
 def test_lease_drops_silent_connections_logs_and_counts(caplog: pytest.LogCaptureFixture) -> None:
@@ -170,11 +174,11 @@ def test_lease_drops_silent_connections_logs_and_counts(caplog: pytest.LogCaptur
     assert t.expired == 1 and t.state.expired_total == 1
     assert "dropped 1 connection" in caplog.text
     got = {r.key: (r.connections, r.client_instances, r.removed, r.expired) for r in t.gauges.itertuples()}
-    assert got == {"java/3.9": (1, 0, False, 1), FLEET_KEY: (1, 0, False, 1)}
+    assert got == {"java/3.9": (1, 0, False, 1)}
     assert t.state.next_expiry_ms(config) == NOW + 800
     t = advance(t.state, frame(), NOW + 800, config)
     got = {r.key: (r.connections, r.removed, r.expired) for r in t.gauges.itertuples()}
-    assert got == {"java/3.9": (0, True, 1), FLEET_KEY: (0, True, 1)}
+    assert got == {"java/3.9": (0, True, 1)}
     assert t.state.expired_total == 2 and t.state.next_expiry_ms(config) is None
     # A redelivered open of a dropped connection stays out; a new open counts again.
     t = advance(t.state, frame(ev("opened", 1, "c1")), NOW + 900, config)
@@ -186,23 +190,32 @@ def test_lease_drops_silent_connections_logs_and_counts(caplog: pytest.LogCaptur
 def test_without_a_lease_nothing_expires() -> None:
     s = advance(GaugeState.empty(), frame(ev("opened", 1, "c1")), NOW).state
     t = advance(s, frame(), NOW + 10**9)
-    assert t.gauges.empty and t.state.connections.num_rows == 1
+    assert t.gauges.empty and len(t.state.conns) == 1
     assert t.state.next_expiry_ms(GaugeConfig()) is None
 
 
-def test_state_round_trips_through_its_row() -> None:
-    s = advance(GaugeState.empty(), frame(ev("opened", 1, "c1", inst="i1"), ev("closed", 2, "c0")), NOW).state
-    back = GaugeState.from_row(s.to_row())
-    assert back.connections.equals(s.connections) and back.closed.equals(s.closed)
-    assert (back.clock_ms, back.expired_total) == (s.clock_ms, s.expired_total)
-    assert GaugeState.from_row(None).connections.num_rows == 0
-    with pytest.raises(ValueError, match="format"):
-        GaugeState.from_row((99, b"", b"", 0, 0))
+def test_buckets_are_stable_across_processes_and_spread() -> None:
+    assert bucket_of("conn-1", 64) == zlib.crc32(b"conn-1") % 64  # no per-process hash seed
+    assert len({bucket_of(f"c{i}", 64) for i in range(1000)}) == 64
+
+
+def test_totals_fold_deltas_and_count_instances_by_reference() -> None:
+    d = [Delta("java", "3.9", "i1", +1), Delta("java", "3.9", "i1", +1), Delta("java", "3.9", None, +1)]
+    totals, refs, row = apply_deltas("java", "3.9", Totals(), {}, d, NOW)
+    assert (totals, refs) == (Totals(3, 1), {"i1": 2})
+    assert row is not None and (row["connections"], row["client_instances"], row["removed"]) == (3, 1, False)
+    totals, refs, row = apply_deltas("java", "3.9", totals, refs, [Delta("java", "3.9", "i1", -1)], NOW)
+    assert (totals, refs, row is not None) == (Totals(2, 1), {"i1": 1}, True)
+    totals, _, row = apply_deltas("java", "3.9", totals, refs, [Delta("java", "3.9", "i1", -1, True),
+                                                                Delta("java", "3.9", None, -1)], NOW)
+    assert totals == Totals(0, 0) and row is not None and row["removed"] and row["expired"] == 1
+    assert apply_deltas("java", "3.9", Totals(1, 0), {}, [Delta("java", "3.9", None, +1),
+                                                         Delta("java", "3.9", None, -1)], NOW)[2] is None
 
 
 def test_rows_without_connection_id_never_touch_state() -> None:
     t = advance(GaugeState.empty(), frame(ev("opened", 1, None)), NOW)  # type: ignore[arg-type]
-    assert t.gauges.empty and t.state.connections.num_rows == 0
+    assert t.gauges.empty and len(t.state.conns) == 0
 
 
 def _order(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -228,8 +241,6 @@ def _reference(ordered: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
     for key in {k for k, _, _ in open_.values()}:
         members = [i for k, i, _ in open_.values() if k == key]
         out[key] = (len(members), len({i for i in members if i}))
-    if open_:
-        out[FLEET_KEY] = (len(open_), len({i for _, i, _ in open_.values() if i}))
     return out
 
 

@@ -16,11 +16,11 @@ import pytest
 
 from configwatch.samples import sample_events
 from sinks.kafka import ensure_topic
-from streaming.job.outputs import source_key
 from tests.conftest import eventually
 from tests.invalid_records import INVALID_CASES, SECRET
 from tests.kafka_helpers import produce, read_all
 from tests.test_sinks import _lines
+from udfs.pipeline import source_key
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -52,7 +52,8 @@ def test_replay_files_to_files_available_now(tmp_path: Path) -> None:
                           "--outputs", "quarantine"],
                          capture_output=True, text=True, timeout=600, env=_env(tmp_path), check=False)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert "[quarantine] batch 0: 77 records in, 65 valid, 12 invalid, 12 quarantined out" in run.stdout, run.stdout
+    assert "batch 0: 77 records in, 65 valid, 12 invalid; out 0 findings, 12 quarantined, 0 gauge updates" \
+        in run.stdout, run.stdout
     quarantined = _lines(out / "quarantine")
     got = {(Path(q["source"]["file"]).name, q["source"]["line"]): q["reason"] for q in quarantined}
     assert got == expected
@@ -60,7 +61,7 @@ def test_replay_files_to_files_available_now(tmp_path: Path) -> None:
     assert all(q["source"]["file"].endswith(f"/replay/{Path(q['source']['file']).name}") for q in quarantined)
     assert SECRET not in json.dumps(quarantined)
     assert sorted(p.name for p in out.iterdir()) == ["alerts", "gauges", "quarantine"]
-    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == ["quarantine"]
+    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == ["job"]
 
 
 def _quarantine_keys(bootstrap: str, topic: str) -> list[str]:
@@ -102,7 +103,7 @@ def test_stop_and_restart_neither_loses_nor_repeats_quarantine(kafka_bootstrap: 
         if first.poll() is None:
             first.kill()
     assert first.returncode == 0, err[-3000:]
-    assert "[quarantine] batch" in out and "Traceback" not in err, err[-3000:]
+    assert "batch 0:" in out and "Traceback" not in err, err[-3000:]
     after_first = _quarantine_keys(kafka_bootstrap, topics["quarantine"])
     assert 0 < len(after_first) < len(expected), "the stop must come mid-stream for this test to mean anything"
 

@@ -83,4 +83,4 @@ def test_options_from_settings_keep_every_flag(tmp_path: Path) -> None:
     options = JobOptions.from_settings(settings)
     assert options.source.directory == tmp_path.resolve() and options.sink.kind == KAFKA
     assert options.available_now and options.max_files_per_trigger == 3 and options.needs_kafka
-    assert options.outputs == ("quarantine", "gauges") and options.topics["quarantine"] == "q"
+    assert options.kinds == ("quarantine", "gauges") and options.topics["quarantine"] == "q"

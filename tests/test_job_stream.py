@@ -1,6 +1,6 @@
 """The job on the real broker and real Spark: a Kafka stream with 5% garbage of every invalid kind.
 
-Every valid record is decoded (field by field) and none quarantined; every invalid
+Every valid record is decoded and reaches the gauges, none is quarantined; every invalid
 one is quarantined once, with the right reason and its topic/partition/offset,
 and without its payload.
 """
@@ -18,12 +18,11 @@ from kafka import KafkaProducer
 from configwatch.records import Event
 from configwatch.samples import sample_events
 from configwatch.settings import Settings
-from sinks.files import FilesSink
 from sinks.kafka import ensure_topic
-from streaming.job import JobOptions, OutputStream, StreamingJob
-from streaming.job.outputs import QUARANTINE, quarantine_record, quarantine_rows, source_key
+from streaming.job import JobOptions, StreamingJob
 from tests.invalid_records import EXPECTATION_CASES, INVALID_CASES, SECRET, InvalidCase, base_event
 from tests.test_sinks import _lines
+from udfs.pipeline import source_key
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -36,14 +35,6 @@ def _produce(bootstrap: str, topic: str, values: list[bytes | None]) -> list[tup
     coords = [(m.partition, m.offset) for m in (f.get(timeout=30) for f in futures)]
     producer.close()
     return coords
-
-
-def _echo_valid(directory: Path) -> OutputStream:
-    """A test-only output: every valid decoded row, to prove none is dropped."""
-    from sinks.base import SinkRecord
-
-    return OutputStream("valid_echo", "valid_echo", lambda d: d.valid, lambda row: SinkRecord(None, dict(row)),
-                        counts_as="echoed", sink=FilesSink(str(directory)))
 
 
 def test_a_stream_with_garbage_of_every_kind(kafka_bootstrap: str, spark: Any, topic_name: Any,
@@ -61,11 +52,8 @@ def test_a_stream_with_garbage_of_every_kind(kafka_bootstrap: str, spark: Any, t
     settings = Settings(checkpoint_dir=tmp_path / "ckpt", input_topic=topic, sink=f"files:{tmp_path / 'out'}",
                         trigger="available-now")
     options = JobOptions.from_settings(settings)
-    quarantine = OutputStream(QUARANTINE, QUARANTINE, lambda d: quarantine_rows(d.invalid), quarantine_record,
-                              counts_as="quarantined")
     lines: list[str] = []
-    job = StreamingJob(settings, options, kafka_bootstrap, [quarantine, _echo_valid(tmp_path / "valid")],
-                       out=lines.append)
+    job = StreamingJob(settings, options, kafka_bootstrap, out=lines.append)
     job.start()
     result = job.wait()
 
@@ -82,25 +70,25 @@ def test_a_stream_with_garbage_of_every_kind(kafka_bootstrap: str, spark: Any, t
     text = json.dumps(quarantined)
     assert SECRET not in text and "apache-kafka-java" not in text, "no payload in quarantine"
 
-    valid_rows = _lines(tmp_path / "valid")
-    assert len(valid_rows) == len(events)
-    by_coords = {(r["partition"], r["offset"]): r for r in valid_rows}
-    for (p, o), (_, item) in zip(coords, stream, strict=True):
-        if isinstance(item, Event):
-            row = by_coords[(p, o)]
-            assert row["topic"] == topic
-            for name in ("schema_version", "event", "timestamp_ms", "broker_id", "connection_id",
-                         "client_instance_id", "client_software_name", "client_software_version", "client_id",
-                         "principal", "listener", "security_protocol", "client_address", "request_size_bytes"):
-                assert row[name] == getattr(item, name), name
-            if item.configs is None:
-                assert row["configs"] is None
-            else:
-                assert [(c["key"], c["value"], c["type"], c["is_default"]) for c in row["configs"]] == [
-                    (c.key, c.value, c.type, c.is_default) for c in item.configs]
+    # Every valid record reached the detection and gauge steps: the gauges count every connection
+    # the stream opened and did not close, under the identity of its open event.
+    open_conns: dict[str, str] = {}
+    for item in sorted((e for e in events), key=lambda e: e.timestamp_ms):
+        if item.event == "connection_opened":
+            open_conns.setdefault(item.connection_id, f"{item.client_software_name or 'unknown'}/"
+                                                      f"{item.client_software_version or 'unknown'}")
+        elif item.event == "connection_closed":
+            open_conns.pop(item.connection_id, None)
+    gauges: dict[str, int] = {}
+    for g in _lines(tmp_path / "out" / "gauges"):
+        gauges[f"{g['client_software_name']}/{g['client_software_version']}"] = g["connections"]
+    expected_gauges: dict[str, int] = {}
+    for key in open_conns.values():
+        expected_gauges[key] = expected_gauges.get(key, 0) + 1
+    assert {k: v for k, v in gauges.items() if v} == expected_gauges and expected_gauges
 
-    totals = result.totals[QUARANTINE]
-    assert totals["records_in"] == len(stream) and totals["written"] == len(cases)
+    totals = result.totals
+    assert totals["records_in"] == len(stream) and totals["quarantine"] == len(cases)
     assert totals["invalid"] == len(cases) and totals["expectation_failed"] == len(EXPECTATION_CASES)
     assert totals["batch_ms"] > 0 and totals["batches"] >= 1
-    assert any(line.startswith("[quarantine] batch 0: ") and "records in" in line for line in lines), lines
+    assert any(line.startswith("batch 0: ") and f"{len(events)} valid" in line for line in lines), lines

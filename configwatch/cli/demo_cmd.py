@@ -41,9 +41,8 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
             demo = replace(settings, checkpoint_dir=Path(tmp), source="kafka", sink="kafka",
                            trigger="available-now")
             result = run_job(demo, JobOptions.from_settings(demo), bootstrap)
-            quarantine = result.totals.get("quarantine", {})
-            print(f"demo done: {quarantine.get('records_in', 0)} records processed, "
-                  f"{quarantine.get('written', 0)} quarantined; outputs in topics {settings.alerts_topic}, "
+            print(f"demo done: {result.totals['records_in']} records processed, "
+                  f"{result.totals['quarantine']} quarantined; outputs in topics {settings.alerts_topic}, "
                   f"{settings.quarantine_topic}, {settings.gauges_topic}")
             if args.live:
                 from configwatch.cli.demo_live import serve_live

@@ -44,10 +44,9 @@ def kafka_for(settings: Settings, options: JobOptions) -> Iterator[str | None]:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
-    from streaming.job import JobOptions, default_outputs, run_job  # Spark loads only for this command
+    from streaming.job import JobOptions, run_job  # Spark loads only for this command
 
     options = JobOptions.from_settings(settings)  # flag mistakes fail here, before anything starts
-    outputs = default_outputs(options.outputs)
     with kafka_for(settings, options) as bootstrap:
-        run_job(settings, options, bootstrap, outputs=outputs)
+        run_job(settings, options, bootstrap)
     return 0

@@ -25,7 +25,7 @@ from configwatch.records import Finding
 from configwatch.secrets import SecretStr
 from sinks.dashboard.alerts import parse_finding
 from sinks.dashboard.exceptions import DashboardError
-from sinks.dashboard.fleet import FLEET_TOTAL_KEYS, parse_gauge
+from sinks.dashboard.fleet import parse_gauge
 from sinks.dashboard.redact import safe_views
 from sinks.dashboard.state import DashboardState
 from sinks.dashboard.views import alert_document, dumps, gauges_document
@@ -187,7 +187,7 @@ class FeedConsumer:
             gauge = None
             if rec.value is not None:
                 gauge = parse_gauge(key, json.loads(rec.value))
-                if key not in FLEET_TOTAL_KEYS and key != gauge.key:
+                if key != gauge.key:
                     raise ValueError(f"key {key!r} is not the value's <name>/<version>")
         except (UnicodeDecodeError, ValueError, TypeError, AttributeError) as exc:
             self._invalid(tp, rec, str(exc) if isinstance(exc, ValueError) else type(exc).__name__)

@@ -3,7 +3,7 @@
 The last record per key is the current value; a tombstone (null value), a
 ``removed`` record or ``connections <= 0`` removes the key, so its metric series
 disappears (as KIP-511 removes the broker metric). Fleet totals are the sum over
-the current gauges unless the job publishes a fleet-total record, which then wins.
+the current gauges (an instance with connections under two versions counts twice).
 """
 
 from __future__ import annotations
@@ -15,11 +15,7 @@ from typing import Any
 
 from configwatch.records import Gauge
 
-__all__ = ["FLEET_TOTAL_KEYS", "FleetGauges", "FleetTotals", "parse_gauge"]
-
-# The key of the gauges job's fleet-total record (udfs.gauges.FLEET_KEY). It breaks the
-# KIP-511 pattern (a leading underscore), so no real client software can collide with it.
-FLEET_TOTAL_KEYS = frozenset({"__fleet__/__fleet__"})
+__all__ = ["FleetGauges", "FleetTotals", "parse_gauge"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +26,7 @@ class FleetTotals:
     client_instances: int
     software_versions: int
     software_names: int
-    source: str  # "sum" (over the gauges) or "record" (the job's fleet-total record)
+    source: str  # "sum": over the current gauges
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -69,15 +65,10 @@ class FleetGauges:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._gauges: dict[str, Gauge] = {}
-        self._fleet_record: Gauge | None = None
 
     def apply(self, key: str, gauge: Gauge | None) -> bool:
         """Apply one record of the gauges topic (``None`` = tombstone); True when state changed."""
         with self._lock:
-            if key in FLEET_TOTAL_KEYS:
-                old_total = self._fleet_record
-                self._fleet_record = None if gauge is None or gauge.removed else gauge
-                return old_total != self._fleet_record
             if gauge is None or gauge.removed or gauge.connections <= 0:
                 return self._gauges.pop(key, None) is not None
             old = self._gauges.get(key)
@@ -93,10 +84,7 @@ class FleetGauges:
     def totals(self) -> FleetTotals:
         with self._lock:
             gauges = list(self._gauges.values())
-            record = self._fleet_record
         names = {g.client_software_name for g in gauges}
-        if record is not None:
-            return FleetTotals(record.connections, record.client_instances, len(gauges), len(names), "record")
         return FleetTotals(sum(g.connections for g in gauges), sum(g.client_instances for g in gauges),
                            len(gauges), len(names), "sum")
 

@@ -1,35 +1,32 @@
-"""The streaming job (``configwatch run``): one pipeline for the Kafka and replay sources.
+"""The streaming job (``configwatch run``): one query for the Kafka and replay sources.
 
 Module map:
 
-- ``options``: ``--source``/``--sink``/trigger flags -> :class:`JobOptions` (checked up front);
+- ``options``: ``--source``/``--sink``/``--outputs``/trigger flags -> :class:`JobOptions` (checked up front);
 - ``preflight``: Kafka answers within a deadline, before Spark starts;
-- ``outputs``: the output streams (the plug-in point for detection and gauges) and
-  how their rows become sink records;
-- ``epochs``: the ``foreachBatch`` writer that drives a sink per partition;
+- ``streaming.pipeline`` (one level up): what the query computes;
+- ``batches``: the ``foreachBatch`` function (write, webhook, progress line);
+- ``writers``: Kafka through Spark's own sink, or replay files;
 - ``accounting``: decode statistics per batch and the progress line;
-- ``runner``: starts one query per output, waits, stops gracefully.
+- ``runner``: starts the query, waits, stops gracefully.
 """
 
 from streaming.job.exceptions import BrokerUnreachableError, JobError, JobUsageError, StopRequestedError
 from streaming.job.options import JobOptions, Target, parse_target
-from streaming.job.outputs import Decoded, OutputStream, default_outputs
-from streaming.job.runner import JobResult, JobWaiter, StreamingJob, make_sinks, run_job
+from streaming.job.runner import QUERY_NAME, JobResult, JobWaiter, StreamingJob, make_output, run_job
 
 __all__ = [
+    "QUERY_NAME",
     "BrokerUnreachableError",
-    "Decoded",
     "JobError",
     "JobOptions",
     "JobResult",
     "JobUsageError",
     "JobWaiter",
-    "OutputStream",
     "StopRequestedError",
     "StreamingJob",
     "Target",
-    "default_outputs",
-    "make_sinks",
+    "make_output",
     "parse_target",
     "run_job",
 ]

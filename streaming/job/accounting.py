@@ -1,7 +1,7 @@
 """Per-batch accounting: decode statistics from the executors, and the one progress line per batch.
 
 The decode UDF reports each Arrow batch's :class:`udfs.decode.DecodeStats` into
-a Spark accumulator (one per query); the batch writer reads its value after the
+a Spark accumulator (one per job); the batch function reads its value after the
 batch's write job, so the difference is that batch's counts, including what the
 Great Expectations suite found and cost.
 """
@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.accumulators import AccumulatorParam
+
+from configwatch.contract import ALERTS, GAUGES, OUTPUT_KINDS, QUARANTINE
 
 __all__ = ["BatchReport", "StatsParam", "diff_stats", "new_stats_accumulator"]
 
@@ -49,14 +51,15 @@ def diff_stats(now: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_COUNTS_AS = {ALERTS: "findings", QUARANTINE: "quarantined", GAUGES: "gauge updates"}
+
+
 @dataclass
 class BatchReport:
-    """One micro-batch of one query: records in, records out, verdicts, GX summary, duration."""
+    """One micro-batch of the job: records in, records out per kind, verdicts, GX summary, duration."""
 
-    query: str
     batch_id: int
-    counts_as: str
-    written: int
+    written: dict[str, int]  # output kind -> records written
     seconds: float
     stats: dict[str, Any] = field(default_factory=dict)
 
@@ -65,13 +68,13 @@ class BatchReport:
         return int(self.stats.get("records", 0))
 
     def line(self) -> str:
-        """The progress line, e.g. ``[quarantine] batch 3: 1000 records in, 950 valid, 50 quarantined, ...``."""
+        """The progress line, e.g. ``batch 3: 1000 records in, 950 valid, 50 invalid; out 2 findings, ...``."""
         s = self.stats
-        parts = [f"{self.records_in} records in", f"{s.get('valid', 0)} valid", f"{s.get('invalid', 0)} invalid"]
-        parts.append(f"{self.written} {self.counts_as} out")
+        out = ", ".join(f"{self.written.get(k, 0)} {_COUNTS_AS[k]}" for k in OUTPUT_KINDS)
         gx = f"gx {s.get('gx_seconds', 0.0) * 1000:.0f} ms"
         failed = s.get("failed_by_expectation") or {}
         if failed:
             gx += " (" + ", ".join(f"{name} {count}" for name, count in sorted(failed.items())) + ")"
-        return (f"[{self.query}] batch {self.batch_id}: " + ", ".join(parts)
-                + f" in {self.seconds:.2f} s; decode {s.get('decode_seconds', 0.0) * 1000:.0f} ms, {gx}")
+        return (f"batch {self.batch_id}: {self.records_in} records in, {s.get('valid', 0)} valid, "
+                f"{s.get('invalid', 0)} invalid; out {out} in {self.seconds:.2f} s; "
+                f"decode {s.get('decode_seconds', 0.0) * 1000:.0f} ms, {gx}")

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from configwatch.contract import OUTPUT_KINDS
 from configwatch.settings import Settings
 from streaming.job.exceptions import JobUsageError
 
@@ -57,7 +58,7 @@ class JobOptions:
     max_files_per_trigger: int | None
     expectations: bool
     connect_timeout_s: float
-    outputs: tuple[str, ...] | None = None  # None: every installed output stream
+    kinds: tuple[str, ...] = OUTPUT_KINDS  # the outputs the job computes and writes (--outputs)
     checkpoint_uri: str | None = None  # a Hadoop URI root (cluster); wins over checkpoint_root
 
     def checkpoint_for(self, query: str) -> str:
@@ -91,6 +92,13 @@ class JobOptions:
                                 f"got {settings.trigger_interval!r}")
         if settings.connect_timeout_s <= 0:
             raise JobUsageError(f"--connect-timeout-s: must be positive, got {settings.connect_timeout_s}")
+        kinds: tuple[str, ...] = OUTPUT_KINDS
+        if settings.outputs:
+            kinds = tuple(dict.fromkeys(n.strip() for n in settings.outputs.split(",") if n.strip()))
+            unknown = [k for k in kinds if k not in OUTPUT_KINDS]
+            if unknown or not kinds:
+                raise JobUsageError(f"--outputs: {', '.join(unknown) or 'nothing'} not available "
+                                    f"(available: {', '.join(OUTPUT_KINDS)})")
         return cls(
             source=source,
             sink=sink,
@@ -105,6 +113,6 @@ class JobOptions:
             max_files_per_trigger=settings.max_files_per_trigger,
             expectations=settings.expectations,
             connect_timeout_s=settings.connect_timeout_s,
-            outputs=tuple(n.strip() for n in settings.outputs.split(",") if n.strip()) if settings.outputs else None,
+            kinds=kinds,
             checkpoint_uri=settings.checkpoint_uri,
         )

@@ -1,8 +1,9 @@
-"""Run the streaming job: one query per output stream, progress lines, graceful stop.
+"""Run the streaming job: one query (read once, decode once, every output), progress lines, graceful stop.
 
-``StreamingJob`` wires source -> decode -> each :class:`OutputStream` -> its sink,
-with checkpoints under ``<checkpoint root>/<query name>``. ``run_job`` is the
-entry point of ``configwatch run``: it adds SIGINT/SIGTERM handling.
+``StreamingJob`` wires source -> ``streaming.pipeline`` -> :class:`BatchFunction`
+-> the output (Kafka topics or replay files), with one checkpoint at
+``<checkpoint root>/job``. ``run_job`` is the entry point of ``configwatch run``:
+it adds SIGINT/SIGTERM handling.
 
 Graceful stop: the stop flag makes every batch that has not started writing
 refuse to run (it writes nothing and ends as an interruption once the query is
@@ -19,32 +20,30 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
+from configwatch.contract import OUTPUT_KINDS
 from configwatch.settings import Settings
-from sinks.base import Sink
-from sinks.fanout import FanOutSink
-from sinks.files import FilesSink
-from sinks.kafka import KafkaSink
 from sinks.webhook import WebhookSink
-from streaming.decode import decode
 from streaming.job.accounting import BatchReport, new_stats_accumulator
-from streaming.job.epochs import EpochWriter
+from streaming.job.batches import BatchFunction
 from streaming.job.exceptions import JobError, StopRequestedError
 from streaming.job.options import FILES, JobOptions
-from streaming.job.outputs import ALERTS, GAUGES, KINDS, Decoded, OutputStream, default_outputs
 from streaming.job.preflight import check_broker, topic_exists
+from streaming.job.writers import FilesOutput, KafkaOutput, Output
+from streaming.pipeline import pipeline
 from streaming.session import SparkSettings, build_spark_session
 from streaming.sources import files_source, kafka_source
 
-__all__ = ["JobResult", "JobWaiter", "StreamingJob", "make_sinks", "run_job"]
+__all__ = ["QUERY_NAME", "JobResult", "JobWaiter", "StreamingJob", "make_output", "run_job"]
 
 log = logging.getLogger(__name__)
 
 STOP_DEADLINE_S = 120.0
+QUERY_NAME = "job"  # also the checkpoint sub-directory
 
 
 def _print(line: str) -> None:
@@ -53,42 +52,34 @@ def _print(line: str) -> None:
 
 @dataclass
 class JobResult:
-    """Totals per query: records in, records out (findings, quarantined, gauge updates), batches, and times.
+    """Totals of a run: batches, records in, verdicts, records out per kind, and times.
 
-    ``batch_ms`` is the time of the batch function (compute and sink write);
+    ``batch_ms`` is the time of the batch function (the stateful steps and the write);
     ``decode_ms``/``gx_ms`` sum the decode UDF's own clock over its tasks.
     """
 
-    totals: dict[str, dict[str, int]] = field(default_factory=dict)
+    totals: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
+        ("batches", "records_in", "invalid", "expectation_failed", "batch_ms", "decode_ms", "gx_ms",
+         *OUTPUT_KINDS), 0))
     stopped_by_signal: bool = False
 
     def add(self, report: BatchReport) -> None:
-        t = self.totals.setdefault(report.query, {"batches": 0, "records_in": 0, "written": 0, "invalid": 0,
-                                                  "expectation_failed": 0, "batch_ms": 0, "decode_ms": 0,
-                                                  "gx_ms": 0})
+        t = self.totals
         t["batches"] += 1
         t["records_in"] += report.records_in
-        t["written"] += report.written
         t["invalid"] += int(report.stats.get("invalid", 0))
         t["expectation_failed"] += int(report.stats.get("expectation_failed", 0))
         t["batch_ms"] += round(report.seconds * 1000)
         t["decode_ms"] += round(float(report.stats.get("decode_seconds", 0.0)) * 1000)
         t["gx_ms"] += round(float(report.stats.get("gx_seconds", 0.0)) * 1000)
+        for kind, n in report.written.items():
+            t[kind] = t.get(kind, 0) + n
 
-
-def _start(stream: Any, spark: Any, conf: Mapping[str, str]) -> Any:
-    """Start ``stream`` with ``conf`` set on the session for its start only (the query keeps its own copy)."""
-    saved = {key: spark.conf.get(key, None) for key in conf}
-    for key, value in conf.items():
-        spark.conf.set(key, value)
-    try:
-        return stream.start()
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
+    def line(self) -> str:
+        t = self.totals
+        return (f"total: {t['records_in']} records in, {t['invalid']} invalid ({t['expectation_failed']} by "
+                f"expectations); out {t['alerts']} findings, {t['quarantine']} quarantined, {t['gauges']} gauge "
+                f"updates in {t['batches']} batches")
 
 
 @contextlib.contextmanager
@@ -125,48 +116,41 @@ def _quiet_refused_batches() -> None:
         logger.addFilter(_NotRefusal())
 
 
-def make_sinks(options: JobOptions, bootstrap: str | None) -> dict[str, Sink]:
-    """One sink per output kind (alerts, quarantine, gauges) for ``--sink``."""
-    sinks: dict[str, Sink] = {}
-    for kind in KINDS:
-        if options.sink.kind == FILES:
-            assert options.sink.directory is not None
-            sinks[kind] = FilesSink(str(options.sink.directory / kind))
-        else:
-            assert bootstrap is not None
-            sinks[kind] = KafkaSink(bootstrap, options.topics[kind], compact=kind == GAUGES)
-    return sinks
+def make_output(options: JobOptions, bootstrap: str | None) -> Output:
+    """The ``--sink`` destination of every output kind."""
+    if options.sink.kind == FILES:
+        assert options.sink.directory is not None
+        return FilesOutput(options.sink.directory)
+    assert bootstrap is not None
+    return KafkaOutput(bootstrap, dict(options.topics))
 
 
 class StreamingJob:
-    """The queries of one job run; ``start`` them, then ``wait`` (``request_stop`` from any thread)."""
+    """The job's query: ``start`` it, then ``wait`` (``request_stop`` from any thread)."""
 
     def __init__(self, settings: Settings, options: JobOptions, bootstrap: str | None,
-                 outputs: Sequence[OutputStream] | None = None, out: Callable[[str], None] = _print) -> None:
+                 out: Callable[[str], None] = _print) -> None:
         self.settings = settings
         self.options = options
         self.bootstrap = bootstrap
-        self.outputs = list(outputs) if outputs is not None else default_outputs(options.outputs)
         self.out = out
         self.result = JobResult()
         self._stop = threading.Event()
-        self._queries: list[tuple[OutputStream, Any, EpochWriter]] = []
+        self._query: Any | None = None
+        self._batches: BatchFunction | None = None
         self._report_lock = threading.Lock()
 
     # -- setup ---------------------------------------------------------------------------------
-    def prepare(self) -> dict[str, Sink]:
-        """Preflight checks and sink destinations (topics, directories); no Spark yet."""
+    def prepare(self) -> Output:
+        """Preflight checks and the output's destinations (topics, directories); no Spark yet."""
         if self.options.needs_kafka:
             assert self.bootstrap is not None
             check_broker(self.bootstrap, self.options.connect_timeout_s)
             if self.options.source.kind != FILES and not topic_exists(self.bootstrap, self.options.input_topic):
                 log.warning("input topic %s does not exist yet; the job waits for it", self.options.input_topic)
-        sinks = make_sinks(self.options, self.bootstrap)
-        if self.settings.webhook_url is not None:  # --webhook-url: a best-effort copy after the durable one
-            sinks[ALERTS] = FanOutSink(sinks[ALERTS], WebhookSink(self.settings.webhook_url))
-        for sink in [*sinks.values(), *(o.sink for o in self.outputs if o.sink is not None)]:
-            sink.prepare()
-        return sinks
+        output = make_output(self.options, self.bootstrap)
+        output.prepare()
+        return output
 
     def _raw(self, spark: Any) -> Any:
         o = self.options
@@ -179,39 +163,33 @@ class StreamingJob:
     def _on_report(self, report: BatchReport) -> None:
         with self._report_lock:
             self.result.add(report)
-        if report.records_in or report.written:
+        if report.records_in or any(report.written.values()):
             self.out(report.line())
 
     def start(self) -> None:
-        from pyspark.sql import functions as F
-
-        sinks = self.prepare()
+        output = self.prepare()
         _quiet_refused_batches()
         with _jvm_ignores_sigterm():
             spark = build_spark_session(SparkSettings(master=self.settings.spark_master,
                                                       driver_memory=self.settings.driver_memory))
-        for output in self.outputs:
-            stats = new_stats_accumulator(spark.sparkContext)
-            decoded = decode(self._raw(spark), validate=self.options.expectations, stats=stats)
-            streams = Decoded(valid=decoded.where(F.col("reason").isNull()).drop("reason", "detail"),
-                              invalid=decoded.where(F.col("reason").isNotNull()), settings=self.settings)
-            sink = output.sink or sinks[output.kind]
-            writer = EpochWriter(output, sink, stats, self._stop, self._on_report)
-            stream = (
-                output.build(streams).writeStream.foreachBatch(writer)
-                .queryName(output.name)
-                .outputMode(output.output_mode)
-                .option("checkpointLocation", self.options.checkpoint_for(output.name))
-            )
-            if self.options.available_now:
-                stream = stream.trigger(availableNow=True)
-            else:
-                stream = stream.trigger(processingTime=self.options.trigger_interval)
-            query = _start(stream, spark, output.spark_conf)
-            writer.query = query
-            self._queries.append((output, query, writer))
-            log.info("query %s started: %s -> %s (checkpoint %s)", output.name, self.options.source,
-                     sink.description, self.options.checkpoint_for(output.name))
+        stats = new_stats_accumulator(spark.sparkContext)
+        kinds = self.options.kinds
+        frame = pipeline(self._raw(spark), self.settings, validate=self.options.expectations, kinds=kinds,
+                         stats=stats)
+        webhook = WebhookSink(self.settings.webhook_url) if self.settings.webhook_url is not None else None
+        batches = BatchFunction(output, kinds, webhook, stats, self._stop, self._on_report)
+        checkpoint = self.options.checkpoint_for(QUERY_NAME)
+        stream = (frame.writeStream.foreachBatch(batches).queryName(QUERY_NAME).outputMode("append")
+                  .option("checkpointLocation", checkpoint))
+        if self.options.available_now:
+            stream = stream.trigger(availableNow=True)
+        else:
+            stream = stream.trigger(processingTime=self.options.trigger_interval)
+        self._query = stream.start()
+        batches.query = self._query
+        self._batches = batches
+        log.info("job started: %s -> %s (%s; checkpoint %s)", self.options.source, output.description,
+                 ", ".join(kinds), checkpoint)
 
     # -- running and stopping ----------------------------------------------------------------------
     def request_stop(self) -> None:
@@ -229,15 +207,15 @@ class StreamingJob:
         return next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
 
     def wait(self, poll_s: float = 0.5) -> JobResult:
-        """Block until every query ends (available-now) or a stop is requested; raise JobError on failure."""
+        """Block until the query ends (available-now) or a stop is requested; raise JobError on failure."""
+        query = self._query
+        assert query is not None, "start() first"
         while True:
-            for output, query, _ in self._queries:
-                failure = None if query.isActive else self._failure(query)
+            if not query.isActive:
+                failure = self._failure(query)
                 if failure:
                     self._stop.set()
-                    self.stop(graceful=True)
-                    raise JobError(f"query {output.name} failed: {failure}")
-            if not any(q.isActive for _, q, _ in self._queries):
+                    raise JobError(f"the job's query failed: {failure}")
                 return self.result
             if self._stop.wait(poll_s):
                 self.result.stopped_by_signal = True
@@ -249,22 +227,22 @@ class StreamingJob:
         return JobWaiter(self).start()
 
     def stop(self, *, graceful: bool) -> None:
-        """Stop every query; graceful: let a writing batch finish and commit first."""
+        """Stop the query; graceful: let a writing batch finish and commit first."""
         self._stop.set()
+        query, batches = self._query, self._batches
+        if query is None or batches is None or not query.isActive:
+            return
         deadline = time.monotonic() + STOP_DEADLINE_S
-        for output, query, writer in self._queries:
-            if not query.isActive:
-                continue
-            if graceful:
-                with writer.lock:  # a batch that is writing finishes; later ones refuse to run
-                    last = writer.last_written
-                while last is not None and query.isActive and time.monotonic() < deadline:
-                    progress = query.lastProgress
-                    if progress is not None and int(progress.get("batchId", -1)) >= last:
-                        break  # progress is reported after the commit log entry is written
-                    time.sleep(0.1)
-            query.stop()
-            log.info("query %s stopped", output.name)
+        if graceful:
+            with batches.lock:  # a batch that is writing finishes; later ones refuse to run
+                last = batches.last_written
+            while last is not None and query.isActive and time.monotonic() < deadline:
+                progress = query.lastProgress
+                if progress is not None and int(progress.get("batchId", -1)) >= last:
+                    break  # progress is reported after the commit log entry is written
+                time.sleep(0.1)
+        query.stop()
+        log.info("job stopped")
 
 
 class JobWaiter:
@@ -295,9 +273,9 @@ class JobWaiter:
 
 
 def run_job(settings: Settings, options: JobOptions, bootstrap: str | None, *,
-            outputs: Sequence[OutputStream] | None = None, out: Callable[[str], None] = _print) -> JobResult:
+            out: Callable[[str], None] = _print) -> JobResult:
     """Run until stopped (SIGINT/SIGTERM) or, with available-now, until caught up; print totals."""
-    job = StreamingJob(settings, options, bootstrap, outputs, out)
+    job = StreamingJob(settings, options, bootstrap, out)
     signals = 0
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -320,7 +298,5 @@ def run_job(settings: Settings, options: JobOptions, bootstrap: str | None, *,
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
-    for name, t in result.totals.items():
-        out(f"[{name}] total: {t['records_in']} records in, {t['invalid']} invalid "
-            f"({t['expectation_failed']} by expectations), {t['written']} written in {t['batches']} batches")
+    out(result.line())
     return result

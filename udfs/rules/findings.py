@@ -27,8 +27,8 @@ from configwatch.secrets import SecretStr
 from udfs.rules.batch import IDENTITY_FIELDS, SUBJECT
 from udfs.rules.catalog import rule
 
-__all__ = ["ALERT_ID_HEX_CHARS", "FINDING_SCHEMA", "RAW_COLUMNS", "alert_id", "concat_raw", "empty_findings",
-           "to_findings", "to_table"]
+__all__ = ["ALERT_ID_HEX_CHARS", "FINDING_SCHEMA", "RAW_COLUMNS", "alert_id", "concat_raw", "contract_json",
+           "empty_findings", "from_contract_json", "to_findings", "to_table"]
 
 ALERT_ID_HEX_CHARS: Final = 32
 RAW_COLUMNS: Final = ("row", "rule", "keys", "message", "evidence")
@@ -112,6 +112,25 @@ def to_findings(table: pa.Table) -> list[Finding]:
         rec["keys"] = tuple(rec["keys"])
         out.append(Finding.from_dict(rec))
     return out
+
+
+def contract_json(table: pa.Table) -> list[str]:
+    """Each finding row as the contract's JSON record (section 2): evidence embedded as an object."""
+    out = []
+    for rec in table.to_pylist():
+        rec["evidence"] = json.loads(rec["evidence"])
+        out.append(json.dumps(rec, separators=(",", ":"), ensure_ascii=False))
+    return out
+
+
+def from_contract_json(values: Sequence[str]) -> pa.Table:
+    """The inverse of :func:`contract_json`: a ``FINDING_SCHEMA`` table (evidence as JSON text)."""
+    rows = []
+    for text in values:
+        rec = json.loads(text)
+        rec["evidence"] = _evidence_json(rec["evidence"])
+        rows.append(rec)
+    return pa.Table.from_pylist(rows, schema=FINDING_SCHEMA)
 
 
 def concat_raw(parts: Sequence[pd.DataFrame]) -> pd.DataFrame:

@@ -3,19 +3,20 @@
 ``prepare`` turns a batch of decoded pushes into rows, each with a ``state_key``:
 ``fleet|<peer group>|<config key>`` for a numeric value (fleet outliers),
 ``group|<group id fingerprint>`` for a consumer's group membership (group drift),
-and ``pass|<n>`` for a finding of the stateless rules, carried as JSON in
-``finding`` (so the job decodes and detects in one pass, and everything leaves
-through one operator). ``step`` takes every row of one state key plus that key's
-state (JSON text, ``None`` at first) and returns contract finding rows and the
-new state (``None``: nothing to keep). Spark groups by ``state_key`` and keeps the
-JSON in its state store; tests call both directly. Neither the state keys nor the
-state ever hold a raw group id, client id or config value: only fingerprints,
-documented key names and numbers.
+and ``pass|<n>`` for a finding of the stateless rules, carried as its contract
+JSON record in ``finding`` with its ``alert_id`` in ``out_key`` (so the job decodes
+and detects in one pass, and everything leaves through one operator). ``step``
+takes every row of one state key plus that key's state (JSON text, ``None`` at
+first) and returns contract finding rows and the new state (``None``: nothing to
+keep). Spark groups by ``state_key`` and keeps the JSON in its state store;
+tests call both directly. Neither the state keys nor the state ever hold a raw
+group id, client id or config value: only fingerprints, documented key names and
+numbers.
 """
 
 from __future__ import annotations
 
-import json
+import zlib
 
 import pandas as pd
 import pyarrow as pa
@@ -25,16 +26,16 @@ from udfs.rules.batch import CONTEXT_COLUMNS, SUBJECT, PushBatch
 from udfs.rules.detect import detect_batch
 from udfs.rules.effective import Effective, effective
 from udfs.rules.exceptions import RulesError
-from udfs.rules.findings import FINDING_SCHEMA, to_table
+from udfs.rules.findings import contract_json, from_contract_json, to_table
 from udfs.rules.fleet import NumericSummary, fleet_observations, score_group
 from udfs.rules.groups import GroupState, drift, group_observations
 
-__all__ = ["FLEET", "GROUP", "OBSERVATION_SCHEMA", "PASS", "observe", "prepare", "step"]
+__all__ = ["FLEET", "GROUP", "OBSERVATION_SCHEMA", "PASS", "PASS_BUCKETS", "observe", "pass_key", "prepare", "step"]
 
 FLEET = "fleet"
 GROUP = "group"
 PASS = "pass"
-PASS_BUCKETS = 4  # stateless findings spread over a few keys (one Python call per key and batch)
+PASS_BUCKETS = 8  # stateless rows spread over a few keys (one Python call per key and batch)
 _SEP = "|"
 
 OBSERVATION_SCHEMA = pa.schema([
@@ -49,7 +50,13 @@ OBSERVATION_SCHEMA = pa.schema([
     *[pa.field(name, pa.int64() if name == "timestamp_ms" else pa.string()) for name in CONTEXT_COLUMNS],
     pa.field(SUBJECT, pa.string()),
     pa.field("finding", pa.string()),
+    pa.field("out_key", pa.string()),
 ])
+
+
+def pass_key(out_key: str) -> str:
+    """The ``pass|<n>`` state key of a stateless row, spread by its output key."""
+    return f"{PASS}{_SEP}{zlib.crc32(out_key.encode('utf-8', 'surrogatepass')) % PASS_BUCKETS}"
 
 
 def _frame(df: pd.DataFrame) -> pa.Table:
@@ -90,11 +97,10 @@ def prepare(pushes: pa.Table | pd.DataFrame, key: SecretStr, now_ms: int) -> pa.
     if batch.n == 0:
         return OBSERVATION_SCHEMA.empty_table()
     eff = effective(batch)
-    found = detect_batch(batch, key, now_ms, eff).to_pylist()
-    passed = pd.DataFrame({
-        "state_key": [f"{PASS}{_SEP}{int(r['alert_id'][:4], 16) % PASS_BUCKETS}" for r in found],
-        "finding": [json.dumps(r, separators=(",", ":")) for r in found],
-    })
+    found = detect_batch(batch, key, now_ms, eff)
+    ids = found.column("alert_id").to_pylist()
+    passed = pd.DataFrame({"state_key": [pass_key(i) for i in ids], "finding": contract_json(found),
+                           "out_key": ids})
     return pa.concat_tables([_frame(passed), _observations(batch, eff, key)])
 
 
@@ -104,8 +110,7 @@ def step(state_key: str, observations: pd.DataFrame, state: str | None, key: Sec
     observations = observations.reset_index(drop=True)
     kind, _, rest = state_key.partition(_SEP)
     if kind == PASS:
-        rows = [json.loads(text) for text in observations["finding"] if isinstance(text, str)]
-        return pa.Table.from_pylist(rows, schema=FINDING_SCHEMA), None
+        return from_contract_json([t for t in observations["finding"] if isinstance(t, str)]), None
     if kind == FLEET:
         peer_group, _, config_key = rest.partition(_SEP)
         raw, summary = score_group(peer_group, config_key, observations, NumericSummary.from_json(state))

@@ -1,0 +1,108 @@
+"""The ``foreachBatch`` function of the job's one query: write every output of a micro-batch, then report.
+
+On the driver, :class:`BatchFunction` refuses batches once a graceful stop began,
+caches the batch's output frame (so the stateful steps run once), writes it to
+its destination in one Spark job (``streaming.job.writers``), posts the findings to
+the webhook if one is set (after the durable write, on the driver: a retried task
+never posts), and reports one progress line. Spark commits the batch to the
+checkpoint only after this returns, which is what the delivery guarantees rest on.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING, Any
+
+from configwatch.contract import ALERTS
+from sinks.webhook import WebhookSink
+from streaming.job.accounting import BatchReport, diff_stats
+from streaming.job.exceptions import StopRequestedError
+from streaming.job.writers import Output, post_webhook
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["BatchFunction"]
+
+log = logging.getLogger(__name__)
+
+PARK_TIMEOUT_S = 300.0
+
+
+class BatchFunction:
+    """Writes one micro-batch's output records (runs on the driver)."""
+
+    def __init__(self, output: Output, kinds: Collection[str], webhook: WebhookSink | None, stats: Any | None,
+                 stop: threading.Event, report: Callable[[BatchReport], None]) -> None:
+        self.output = output
+        self.kinds = tuple(kinds)
+        self.webhook = webhook
+        self.stats = stats
+        self.stop = stop
+        self.report = report
+        self.lock = threading.Lock()  # held while a batch writes; a graceful stop waits for it
+        self.last_written: int | None = None
+        self.query: Any | None = None  # the StreamingQuery, set by the runner once started
+        self._stats_before: dict[str, Any] = {}
+
+    def __call__(self, df: DataFrame, epoch_id: int) -> None:
+        with self.lock:
+            refused = self.stop.is_set()
+            if not refused:
+                self._write(df, epoch_id)
+        if refused:
+            self._refuse(df, epoch_id)
+
+    def _refuse(self, df: DataFrame, epoch_id: int) -> None:
+        """A batch that starts after a graceful stop began: write nothing, end the query as stopped.
+
+        The batch waits until ``query.stop()`` has marked the query terminated
+        (the runner calls it once the batch before has committed), then aborts
+        with a JVM ``InterruptedException``. Spark treats a foreachBatch
+        function that fails with a py4j-reported interruption while its query is
+        terminated as stopped, not failed (``StreamExecution.isInterruptionException``):
+        no error, the batch stays uncommitted and runs again on restart. The
+        message is kept short and ends with that report, because Spark matches
+        it with a regular expression that overflows the stack on long text.
+        """
+        deadline = time.monotonic() + PARK_TIMEOUT_S
+        while time.monotonic() < deadline and (self.query is None or self.query.isActive):
+            time.sleep(0.05)
+        refused = f"batch {epoch_id} refused, the job is stopping"
+        log.info("%s; it runs again on restart", refused)
+        jvm = df.sparkSession.sparkContext._jvm
+        assert jvm is not None
+        try:
+            jvm.java.lang.Thread.currentThread().interrupt()
+            jvm.java.lang.Thread.sleep(1)
+        except Exception as exc:  # py4j.protocol.Py4JJavaError carrying java.lang.InterruptedException
+            java = "java.lang.InterruptedException" if "InterruptedException" in str(exc) else type(exc).__name__
+            raise StopRequestedError(f"{refused}; {type(exc).__module__}.{type(exc).__name__}: "
+                                     f"An error occurred while calling Thread.sleep: {java}") from None
+        raise StopRequestedError(refused)
+
+    def _write(self, df: DataFrame, epoch_id: int) -> None:
+        started = time.perf_counter()
+        df.persist()
+        try:
+            written = {str(r["kind"]): int(r["count"]) for r in df.groupBy("kind").count().collect()}
+            if written:
+                self.output.write(df, epoch_id, sorted(written))
+            if self.webhook is not None and written.get(ALERTS):
+                from pyspark.sql import functions as F
+
+                values = [str(r["value"]) for r in df.where(F.col("kind") == ALERTS).select("value").collect()]
+                post_webhook(self.webhook, values, epoch_id)
+        finally:
+            df.unpersist()
+        stats: dict[str, Any] = {}
+        if self.stats is not None:
+            now = dict(self.stats.value)
+            now["failed_by_expectation"] = dict(now.get("failed_by_expectation", {}))
+            stats = diff_stats(now, self._stats_before)
+            self._stats_before = now
+        self.last_written = epoch_id
+        self.report(BatchReport(epoch_id, written, time.perf_counter() - started, stats))

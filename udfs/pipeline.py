@@ -1,0 +1,205 @@
+"""The job's one pass per record, as plain functions over Arrow data: route, then two keyed steps.
+
+Spark runs these in one streaming query (``streaming.pipeline``); tests and the
+bench peers call them directly.
+
+1. :func:`route` (the ``mapInArrow`` stage, after decode in the same Python call):
+   one decoded batch -> ``ROUTED_SCHEMA`` rows, each with a ``state_key``:
+
+   - ``pass|<n>``: a finished output record (quarantine, stateless finding):
+     ``kind``, ``out_key`` and its contract JSON in ``finding``;
+   - ``fleet|...``/``group|...``: the stateful rules' observations (``udfs.rules.stateful``);
+   - ``conn|<bucket>``: a connection event for the gauges (``udfs.gauges``), its
+     software name and version already masked.
+
+2. Per ``state_key`` (first keyed step): pass rows go on; fleet and group keys
+   run ``udfs.rules.stateful.step``; connection buckets run
+   ``udfs.gauges.step_bucket`` and emit gauge deltas keyed ``gauge|<name>/<version>``
+   (``MID_SCHEMA`` rows).
+3. Per ``route`` (second keyed step): pass rows go on; gauge keys fold their
+   deltas with ``udfs.gauges.apply_deltas`` (``FINAL_SCHEMA`` rows).
+
+Every output row is ``kind, key, value`` (contract JSON) and ``tombstone``.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Collection
+from typing import Any, Final
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from configwatch.contract import (
+    ALERTS,
+    CONFIG_PUSH,
+    CONNECTION_CLOSED,
+    CONNECTION_OPENED,
+    GAUGES,
+    OUTPUT_KINDS,
+    QUARANTINE,
+    SCHEMA_VERSION,
+)
+from configwatch.records import Gauge
+from configwatch.secrets import SecretStr
+from udfs.gauges import GaugeConfig, bucket_of, gauge_key, masked_texts
+from udfs.rules.findings import contract_json
+from udfs.rules.stateful import OBSERVATION_SCHEMA, PASS, pass_key, prepare
+
+__all__ = [
+    "CONN",
+    "FINAL_SCHEMA",
+    "GAUGE",
+    "MID_SCHEMA",
+    "ROUTED_SCHEMA",
+    "finding_rows",
+    "gauge_route",
+    "gauge_value",
+    "is_pass",
+    "pass_rows",
+    "quarantine_values",
+    "route",
+    "source_key",
+]
+
+CONN: Final = "conn"
+GAUGE: Final = "gauge"
+_SEP: Final = "|"
+
+# Stage 1 input: the observation columns plus the output kind and the gauges' event columns.
+ROUTED_SCHEMA: Final = pa.schema([
+    *OBSERVATION_SCHEMA,
+    pa.field("kind", pa.string()),
+    pa.field("event", pa.string()),
+    pa.field("partition", pa.int64()),
+    pa.field("offset", pa.int64()),
+])
+# Stage 1 output / stage 2 input: pass rows (kind, out_key, value) or gauge deltas.
+MID_SCHEMA: Final = pa.schema([
+    ("route", pa.string()),
+    ("kind", pa.string()),
+    ("out_key", pa.string()),
+    ("value", pa.string()),
+    ("name", pa.string()),
+    ("version", pa.string()),
+    ("instance", pa.string()),
+    ("change", pa.int64()),
+    ("expired", pa.bool_()),
+])
+# What the job writes: one record of one output kind. ``tombstone``: a null value on Kafka.
+FINAL_SCHEMA: Final = pa.schema([
+    ("kind", pa.string()),
+    ("key", pa.string()),
+    ("value", pa.string()),
+    ("tombstone", pa.bool_()),
+])
+
+
+def source_key(source: dict[str, Any]) -> str:
+    """A stable text form of source coordinates: ``topic/partition/offset`` or ``file:line``."""
+    if source.get("file") is not None:
+        return f"{source['file']}:{source['line']}"
+    return f"{source.get('topic')}/{source.get('partition')}/{source.get('offset')}"
+
+
+def quarantine_values(invalid: pa.Table, now_ms: int) -> tuple[list[str], list[str]]:
+    """Keys and contract quarantine records (section 2) of invalid decoded rows; never the payload."""
+    coords = ("file", "line") if "file" in invalid.column_names else ("topic", "partition", "offset")
+    keys, values = [], []
+    for row in invalid.select(["reason", "detail", "size_bytes", *coords]).to_pylist():
+        source = {c: row[c] for c in coords}
+        keys.append(source_key(source))
+        values.append(json.dumps({"schema_version": SCHEMA_VERSION, "reason": row["reason"], "detail": row["detail"],
+                                  "source": source, "size_bytes": row["size_bytes"], "quarantined_at_ms": now_ms},
+                                 separators=(",", ":"), ensure_ascii=False))
+    return keys, values
+
+
+def _table(columns: dict[str, Any], n: int, schema: pa.Schema) -> pa.Table:
+    arrays = [pa.array(columns[f.name], f.type) if f.name in columns else pa.nulls(n, f.type) for f in schema]
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def pass_rows(kind: str, keys: list[str], values: list[str]) -> pa.Table:
+    """Finished output records as routed rows."""
+    return _table({"state_key": [pass_key(k) for k in keys], "kind": [kind] * len(keys), "out_key": keys,
+                   "finding": values}, len(keys), ROUTED_SCHEMA)
+
+
+def gauge_route(name: str, version: str) -> str:
+    return f"{GAUGE}{_SEP}{gauge_key(name, version)}"
+
+
+def _gauge_rows(valid: pa.Table, config: GaugeConfig) -> pa.Table:
+    wanted = [CONNECTION_OPENED, CONNECTION_CLOSED] + ([CONFIG_PUSH] if config.ttl_ms is not None else [])
+    mask = pc.and_(pc.is_in(valid.column("event"), pa.array(wanted)),
+                   pc.and_(pc.is_valid(valid.column("connection_id")), pc.is_valid(valid.column("timestamp_ms"))))
+    events = valid.filter(mask)
+    n = events.num_rows
+    if n == 0:
+        return ROUTED_SCHEMA.empty_table()
+    cids = events.column("connection_id").to_pylist()
+    if "partition" in events.column_names:
+        partition, offset = events.column("partition").cast(pa.int64()), events.column("offset").cast(pa.int64())
+    elif "line" in events.column_names:
+        files = events.column("file").to_pylist()  # replay files: a hash of the file name, then the line
+        partition = pa.array([zlib.crc32(str(f).encode("utf-8", "surrogatepass")) for f in files], pa.int64())
+        offset = events.column("line").cast(pa.int64())
+    else:
+        partition = offset = pa.nulls(n, pa.int64())
+    return _table({
+        "state_key": [f"{CONN}{_SEP}{bucket_of(c, config.buckets)}" for c in cids],
+        "kind": [GAUGES] * n,
+        "event": events.column("event"),
+        "connection_id": cids,
+        "timestamp_ms": events.column("timestamp_ms"),
+        "client_instance_id": events.column("client_instance_id"),
+        "client_software_name": masked_texts(events.column("client_software_name").to_pylist(),
+                                             config.fingerprint_key),
+        "client_software_version": masked_texts(events.column("client_software_version").to_pylist(),
+                                                config.fingerprint_key),
+        "partition": partition,
+        "offset": offset,
+    }, n, ROUTED_SCHEMA)
+
+
+def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,
+          kinds: Collection[str] = OUTPUT_KINDS) -> pa.Table:
+    """One decoded batch (``udfs.decode`` rows with their coordinates) as ``ROUTED_SCHEMA`` rows."""
+    parts = []
+    invalid_mask = pc.is_valid(decoded.column("reason"))
+    if QUARANTINE in kinds:
+        keys, values = quarantine_values(decoded.filter(invalid_mask), now_ms)
+        parts.append(pass_rows(QUARANTINE, keys, values))
+    valid = decoded.filter(pc.invert(invalid_mask))
+    if ALERTS in kinds:
+        pushes = valid.filter(pc.equal(valid.column("event"), CONFIG_PUSH))
+        if pushes.num_rows:
+            observed = prepare(pushes, key, now_ms)
+            kind = pa.array([ALERTS] * observed.num_rows, pa.string())
+            parts.append(_table({**{n: observed.column(n) for n in observed.column_names}, "kind": kind},
+                                observed.num_rows, ROUTED_SCHEMA))
+    if GAUGES in kinds:
+        parts.append(_gauge_rows(valid, gauges))
+    return pa.concat_tables(parts) if parts else ROUTED_SCHEMA.empty_table()
+
+
+def finding_rows(route_key: str, findings: pa.Table) -> pd.DataFrame:
+    """Finding rows (``FINDING_SCHEMA``) as ``MID_SCHEMA`` pass rows."""
+    ids = findings.column("alert_id").to_pylist()
+    return pd.DataFrame({"route": [pass_key(i) for i in ids], "kind": ALERTS, "out_key": ids,
+                         "value": contract_json(findings)}, columns=MID_SCHEMA.names)
+
+
+def gauge_value(row: dict[str, Any]) -> str:
+    """A gauge row's contract record (section 2) as JSON."""
+    gauge = Gauge(row["client_software_name"], row["client_software_version"], int(row["connections"]),
+                  int(row["client_instances"]), int(row["updated_at_ms"]), bool(row["removed"]))
+    return gauge.to_json()
+
+
+def is_pass(route_key: str) -> bool:
+    return route_key.startswith(PASS + _SEP)

@@ -1,0 +1,198 @@
+"""The pipeline's two keyed steps, once, over an abstract per-key state (Spark's, or dicts).
+
+``first_step`` runs per ``state_key`` of ``udfs.pipeline.ROUTED_SCHEMA`` rows and
+returns ``MID_SCHEMA`` rows; ``second_step`` runs per ``route`` of those and returns
+``FINAL_SCHEMA`` rows (docs/architecture of the pipeline: ``udfs.pipeline``).
+Both read and write only through a :class:`KeyedState`, the state of the key being
+processed: ``streaming.pipeline`` backs it with Spark's state variables (RocksDB),
+:class:`udfs.memory.MemoryPipeline` with dicts (tests, the bench peers).
+
+State variables: ``detect`` (detection JSON of a ``fleet|``/``group|`` key),
+``conns`` (map: connection id -> ``Conn``), ``closed`` (map: connection id -> close
+time), ``clock`` (a bucket's clock, lease total and marker bookkeeping),
+``totals`` (a gauge key's counts), ``instances`` (map: instance -> connections).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any, Final, Protocol
+
+import pandas as pd
+
+from configwatch.contract import GAUGES
+from configwatch.secrets import SecretStr
+from udfs.gauges import (
+    INPUT_COLUMNS,
+    Conn,
+    Delta,
+    GaugeConfig,
+    Totals,
+    apply_deltas,
+    expire_bucket,
+    log_lease,
+    prune_due,
+    sorted_events,
+    stale_markers,
+    step_bucket,
+)
+from udfs.pipeline import CONN, FINAL_SCHEMA, MID_SCHEMA, finding_rows, gauge_route, gauge_value
+from udfs.rules.stateful import PASS, step
+
+__all__ = ["STATE_SCHEMAS", "KeyedState", "expire_step", "first_step", "second_step"]
+
+# Each state variable's Spark schema: (kind, schema) for values, (kind, key schema, value schema) for maps.
+STATE_SCHEMAS: Final = {
+    "detect": ("list", "state string"),
+    "conns": ("map", "connection_id string",
+              "name string, version string, instance string, opened_ms long, last_event_ms long, seen_ms long"),
+    "closed": ("map", "connection_id string", "closed_ms long"),
+    "clock": ("value", "clock_ms long, expired_total long, markers_written long, markers_live long"),
+    "totals": ("value", "connections long, instances long"),
+    "instances": ("map", "instance string", "connections long"),
+}
+
+
+class KeyedState(Protocol):
+    """The state of the key being processed: values and maps of tuples, and one timer."""
+
+    def get(self, name: str) -> tuple[Any, ...] | None: ...
+
+    def put(self, name: str, value: tuple[Any, ...]) -> None: ...
+
+    def clear(self, name: str) -> None: ...
+
+    def map_get(self, name: str, key: str) -> tuple[Any, ...] | None: ...
+
+    def map_put(self, name: str, key: str, value: tuple[Any, ...]) -> None: ...
+
+    def map_remove(self, name: str, key: str) -> None: ...
+
+    def map_items(self, name: str) -> Iterator[tuple[str, tuple[Any, ...]]]: ...
+
+    def timer_set(self) -> bool: ...
+
+    def set_timer(self, at_ms: int) -> None: ...
+
+
+def _mid(rows: dict[str, object]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=MID_SCHEMA.names)
+
+
+def _deltas(deltas: list[Delta]) -> pd.DataFrame:
+    return _mid({"route": [gauge_route(d.name, d.version) for d in deltas], "kind": GAUGES,
+                 "name": [d.name for d in deltas], "version": [d.version for d in deltas],
+                 "instance": [d.instance for d in deltas], "change": [d.change for d in deltas],
+                 "expired": [d.expired for d in deltas]})
+
+
+def _clock(state: KeyedState) -> tuple[int, int, int, int]:
+    stored = state.get("clock")
+    return (int(stored[0]), int(stored[1]), int(stored[2]), int(stored[3])) if stored else (0, 0, 0, 0)
+
+
+def _connections(frame: pd.DataFrame, state: KeyedState, config: GaugeConfig, now_ms: int) -> Iterator[pd.DataFrame]:
+    """One connection bucket: read the entries of the connections named, apply, write back what changed."""
+    events = sorted_events(frame[list(INPUT_COLUMNS)])
+    conns, markers = {}, {}
+    for cid in events["connection_id"].unique().tolist():
+        value = state.map_get("conns", cid)
+        if value is not None:
+            conns[cid] = Conn(*value)
+        else:
+            marker = state.map_get("closed", cid)
+            if marker is not None:
+                markers[cid] = int(marker[0])
+    clock, expired_total, written, live = _clock(state)
+    result = step_bucket(events, conns, markers, clock, now_ms, config)
+    for cid, conn in result.conns.items():
+        if conn is None:
+            state.map_remove("conns", cid)
+        else:
+            state.map_put("conns", cid, tuple(conn))
+    for cid, ms in result.markers.items():
+        state.map_put("closed", cid, (ms,))
+    written += len(result.markers)
+    if prune_due(written, live):
+        marks = {cid: int(v[0]) for cid, v in state.map_items("closed")}
+        stale = stale_markers(marks, {0: result.clock_ms}, replace(config, buckets=1)).get(0, [])
+        for cid in stale:
+            state.map_remove("closed", cid)
+        written, live = 0, len(marks) - len(stale)
+    state.put("clock", (result.clock_ms, expired_total, written, live))
+    if config.ttl_ms is not None and not state.timer_set():
+        state.set_timer(now_ms + config.ttl_ms)
+    if result.deltas:
+        yield _deltas(result.deltas)
+
+
+def first_step(state_key: str, frame: pd.DataFrame, state: KeyedState, key: SecretStr, config: GaugeConfig,
+               now_ms: int) -> Iterator[pd.DataFrame]:
+    """One ``state_key``'s routed rows: pass rows on, detection keys through ``step``, buckets through gauges."""
+    kind = state_key.partition("|")[0]
+    if kind == CONN:
+        yield from _connections(frame, state, config, now_ms)
+    elif kind == PASS:
+        yield _mid({"route": state_key, "kind": frame["kind"], "out_key": frame["out_key"],
+                    "value": frame["finding"]})
+    else:
+        stored = state.get("detect")
+        found, new_state = step(state_key, frame, str(stored[0]) if stored else None, key, now_ms)
+        if new_state is not None:
+            state.put("detect", (new_state,))
+        if found.num_rows:
+            yield finding_rows(state_key, found)
+
+
+def expire_step(state: KeyedState, config: GaugeConfig, now_ms: int) -> Iterator[pd.DataFrame]:
+    """A connection bucket's lease timer fired: drop the connections whose lease ran out."""
+    if config.ttl_ms is None:
+        return
+    conns = {cid: Conn(*v) for cid, v in state.map_items("conns")}
+    gone, deltas = expire_bucket(conns, now_ms, config.ttl_ms)
+    for cid in gone:
+        state.map_remove("conns", cid)
+        state.map_put("closed", cid, (conns[cid].last_event_ms,))
+    clock, expired_total, written, live = _clock(state)
+    state.put("clock", (clock, expired_total + len(gone), written + len(gone), live))
+    dropped = set(gone)
+    left = [c.seen_ms for cid, c in conns.items() if cid not in dropped]
+    if left:
+        state.set_timer(min(left) + config.ttl_ms)
+    if gone:
+        log_lease(len(gone), config, expired_total + len(gone))
+        yield _deltas(deltas)
+
+
+def second_step(frame: pd.DataFrame, state: KeyedState, now_ms: int) -> Iterator[pd.DataFrame]:
+    """One ``route``'s rows: records on as they are; a gauge key folds its deltas into its totals."""
+    gauges = frame[frame["kind"] == GAUGES]
+    if len(gauges) < len(frame):
+        rest = frame[frame["kind"] != GAUGES]
+        yield pd.DataFrame({"kind": rest["kind"], "key": rest["out_key"], "value": rest["value"],
+                            "tombstone": False}, columns=FINAL_SCHEMA.names)
+    if not len(gauges):
+        return
+    name, version = str(gauges["name"].iloc[0]), str(gauges["version"].iloc[0])
+    deltas = [Delta(name, version, i if isinstance(i, str) else None, int(c), bool(e))
+              for i, c, e in zip(gauges["instance"], gauges["change"], gauges["expired"], strict=True)]
+    stored = state.get("totals")
+    totals = Totals(int(stored[0]), int(stored[1])) if stored else Totals()
+    refs = {}
+    for instance in {d.instance for d in deltas if d.instance is not None}:
+        value = state.map_get("instances", instance)
+        refs[instance] = int(value[0]) if value is not None else 0
+    new, changed, row = apply_deltas(name, version, totals, refs, deltas, now_ms)
+    for instance, n in changed.items():
+        if n:
+            state.map_put("instances", instance, (n,))
+        elif refs.get(instance):
+            state.map_remove("instances", instance)
+    if new.connections:
+        state.put("totals", (new.connections, new.instances))
+    else:
+        state.clear("totals")
+    if row is not None:
+        yield pd.DataFrame({"kind": [GAUGES], "key": [row["key"]], "value": [gauge_value(row)],
+                            "tombstone": [bool(row["removed"])]}, columns=FINAL_SCHEMA.names)
