@@ -33,7 +33,9 @@ def _write(directory: Path, name: str, lines: list[bytes], mtime: int) -> None:
 
 
 def _run(tmp_path: Path, name: str, master: str, replay: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CONFIGWATCH_CACHE_DIR": str(tmp_path / "cache")}
+    # Executors bind where the driver does: without this, on a machine whose host name resolves to
+    # loopback, Spark picks another interface and the local cluster's executors keep failing and relaunching.
+    env = {**os.environ, "CONFIGWATCH_CACHE_DIR": str(tmp_path / "cache"), "SPARK_LOCAL_IP": "127.0.0.1"}
     run = subprocess.run([*CLI, "run", "--spark-master", master, "--driver-memory", "1g",
                           "--source", f"files:{replay}", "--sink", f"files:{tmp_path / name / 'out'}",
                           "--trigger", "available-now", "--max-files-per-trigger", "1",

@@ -40,7 +40,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         with tempfile.TemporaryDirectory(prefix="configwatch-demo-") as tmp:
             demo = replace(settings, checkpoint_dir=Path(tmp), source="kafka", sink="kafka",
                            trigger="available-now")
-            result = run_job(demo, JobOptions.from_settings(demo), bootstrap)
+            result = run_job(demo, JobOptions.from_settings(demo), bootstrap, stop_spark=False)
             print(f"demo done: {result.totals['records_in']} records processed, "
                   f"{result.totals['quarantine']} quarantined; outputs in topics {settings.alerts_topic}, "
                   f"{settings.quarantine_topic}, {settings.gauges_topic}")

@@ -273,8 +273,11 @@ class JobWaiter:
 
 
 def run_job(settings: Settings, options: JobOptions, bootstrap: str | None, *,
-            out: Callable[[str], None] = _print) -> JobResult:
-    """Run until stopped (SIGINT/SIGTERM) or, with available-now, until caught up; print totals."""
+            out: Callable[[str], None] = _print, stop_spark: bool = True) -> JobResult:
+    """Run until stopped (SIGINT/SIGTERM) or, with available-now, until caught up; print totals.
+
+    ``stop_spark``: end the Spark application afterwards (a cluster master's executors leave with it).
+    """
     job = StreamingJob(settings, options, bootstrap, out)
     signals = 0
 
@@ -298,5 +301,15 @@ def run_job(settings: Settings, options: JobOptions, bootstrap: str | None, *,
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+        if stop_spark:
+            _stop_spark()
     out(result.line())
     return result
+
+
+def _stop_spark() -> None:
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    if session is not None:
+        session.stop()
