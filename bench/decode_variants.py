@@ -96,8 +96,8 @@ def main() -> None:
     from pyspark.sql import functions as F
     from pyspark.sql.functions import pandas_udf
     from pyspark.sql.pandas.types import from_arrow_schema
-    from streaming.decode import decode
 
+    from streaming.decode import decode
     from streaming.session import SparkSettings, build_spark_session
     from udfs.decode import decode_batches, decode_values, output_schema
     from udfs.schema import DECODED_FIELDS, EVENT_SCHEMA

@@ -43,8 +43,8 @@ def _raw(ctx: BenchContext) -> Any:
 def measure(ctx: BenchContext) -> dict[str, Any]:
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
-    from streaming.decode import decode
 
+    from streaming.decode import decode
     from udfs.schema import EVENT_SCHEMA
 
     raw = _raw(ctx)

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from streaming.decode import decode
 
 from configwatch.records import Event
 from configwatch.samples import sample_events
+from streaming.decode import decode
 from streaming.sources import kafka_source
 from tests.kafka_helpers import produce
 
