@@ -36,7 +36,7 @@ def _keyed(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         yield pa.RecordBatch.from_arrays([pa.array(key), value, ts], names=["k", "value", "ts"])
 
 
-def _processor() -> Any:
+def processor() -> Any:
     from pyspark.sql.streaming import StatefulProcessor
 
     class Count(StatefulProcessor):
@@ -67,7 +67,7 @@ def measure_floor(ctx: BenchContext, rate: int, seconds: float, warmup_s: float,
     ensure_topic(ctx.bootstrap, out, partitions=ctx.partitions)
     raw = kafka_source(spark, ctx.bootstrap, src, starting_offsets="earliest")
     keyed = raw.mapInArrow(_keyed, "k long, value binary, ts long")
-    rows = keyed.groupBy("k").transformWithStateInPandas(_processor(), "key string, value string", "Append", "None")
+    rows = keyed.groupBy("k").transformWithStateInPandas(processor(), "key string, value string", "Append", "None")
     query = (rows.writeStream.format("kafka").option("kafka.bootstrap.servers", ctx.bootstrap)
              .option("topic", out).option("checkpointLocation", str(ctx.scratch("floor-ckpt")))
              .trigger(processingTime=trigger).start())

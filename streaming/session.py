@@ -38,6 +38,10 @@ class SparkSettings:
     shuffle_partitions: int = 4
     arrow_batch_rows: int = 10_000
     ui: bool = False
+    # The module Spark forks Python workers from; Spark's own measured faster per batch (bench.daemon_choice).
+    python_daemon: str = "pyspark.daemon"
+    # Where Spark's own output goes (JVM warnings, Python-worker prints); None: the console.
+    log_file: Path | None = None
 
 
 def build_spark_session(settings: SparkSettings | None = None) -> SparkSession:
@@ -57,9 +61,13 @@ def build_spark_session(settings: SparkSettings | None = None) -> SparkSession:
     if not submitted.contains("spark.jars") and not submitted.contains("spark.jars.packages"):
         conf.set("spark.jars", ",".join(str(j) for j in connector_jars()))
     java_opts = f"-Dlog4j2.configurationFile=file:{_LOG4J}"
+    driver_opts = java_opts
+    if settings.log_file is not None:
+        settings.log_file.parent.mkdir(parents=True, exist_ok=True)
+        driver_opts += f" -Dconfigwatch.spark.log={settings.log_file} -Dconfigwatch.spark.console=error"
     pairs = {
         "spark.driver.memory": settings.driver_memory,
-        "spark.driver.extraJavaOptions": java_opts,
+        "spark.driver.extraJavaOptions": driver_opts,
         "spark.executor.extraJavaOptions": java_opts,
         "spark.sql.shuffle.partitions": str(settings.shuffle_partitions),
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
@@ -73,8 +81,7 @@ def build_spark_session(settings: SparkSettings | None = None) -> SparkSession:
         # Restart needs only the last committed batch; state is changelogged per batch.
         "spark.sql.streaming.minBatchesToRetain": "10",
         "spark.python.worker.reuse": "true",
-        # Workers fork from a daemon that has already imported GX and built the suite (seconds saved per worker).
-        "spark.python.daemon.module": "streaming.worker_daemon",
+        "spark.python.daemon.module": settings.python_daemon,
         # Python workers connect back to the JVM (state server, foreachBatch) within this time;
         # the 15 s default fails queries when a busy 2-core machine starts a worker slowly.
         "spark.python.authenticate.socketTimeout": "90s",
@@ -84,5 +91,18 @@ def build_spark_session(settings: SparkSettings | None = None) -> SparkSession:
             conf.set(key, value)
     spark = SparkSession.builder.config(conf=conf).getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
+    if settings.log_file is not None:
+        _redirect_jvm_stderr(spark, settings.log_file)
     log.info("Spark %s session ready (master %s)", spark.version, spark.sparkContext.master)
     return spark
+
+
+def _redirect_jvm_stderr(spark: SparkSession, path: Path) -> None:
+    """Send the driver JVM's stderr to ``path``: Spark copies its Python workers' output there.
+
+    Log4j's console appender keeps the stream it opened at startup, so errors still reach the console.
+    """
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    stream = jvm.java.io.PrintStream(jvm.java.io.FileOutputStream(str(path), True), True)
+    jvm.java.lang.System.setErr(stream)

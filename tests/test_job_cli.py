@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -61,7 +62,13 @@ def test_replay_files_to_files_available_now(tmp_path: Path) -> None:
     assert all(q["source"]["file"].endswith(f"/replay/{Path(q['source']['file']).name}") for q in quarantined)
     assert SECRET not in json.dumps(quarantined)
     assert sorted(p.name for p in out.iterdir()) == ["alerts", "gauges", "quarantine"]
-    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == ["job"]
+    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == ["job", "spark.log"]
+    # The console is the progress lines and configwatch's own log; Spark's chatter is in the file.
+    spark_log = (tmp_path / "ckpt" / "spark.log").read_text()
+    assert f"Spark's own log {tmp_path / 'ckpt' / 'spark.log'}" in run.stderr
+    assert "Python worker" in spark_log
+    assert "Python worker" not in run.stdout + run.stderr
+    assert not re.search(r"^\d\d:\d\d:\d\d WARN ", run.stderr, re.MULTILINE), run.stderr[-3000:]
 
 
 def _quarantine_keys(bootstrap: str, topic: str) -> list[str]:

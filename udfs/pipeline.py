@@ -118,9 +118,16 @@ def quarantine_values(invalid: pa.Table, now_ms: int) -> tuple[list[str], list[s
     return keys, values
 
 
+def _column(values: Any, n: int, type_: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    if values is None:
+        return pa.nulls(n, type_)
+    if isinstance(values, pa.Array | pa.ChunkedArray):  # already Arrow: a cast, not a trip through Python
+        return values if values.type == type_ else values.cast(type_)
+    return pa.array(values, type_)
+
+
 def _table(columns: dict[str, Any], n: int, schema: pa.Schema) -> pa.Table:
-    arrays = [pa.array(columns[f.name], f.type) if f.name in columns else pa.nulls(n, f.type) for f in schema]
-    return pa.Table.from_arrays(arrays, schema=schema)
+    return pa.Table.from_arrays([_column(columns.get(f.name), n, f.type) for f in schema], schema=schema)
 
 
 def pass_rows(kind: str, keys: list[str], values: list[str]) -> pa.Table:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from configwatch.contract import OUTPUT_KINDS
+from configwatch.paths import cache_dir
 from configwatch.settings import Settings
 from streaming.job.exceptions import JobUsageError
 
@@ -66,6 +67,13 @@ class JobOptions:
         if self.checkpoint_uri:
             return f"{self.checkpoint_uri.rstrip('/')}/{query}"
         return str(self.checkpoint_root / query)
+
+    @property
+    def spark_log(self) -> Path:
+        """Where Spark's own output goes: ``<checkpoint root>/spark.log``, else the cache's ``logs/``."""
+        if self.checkpoint_uri:
+            return cache_dir() / "logs" / "spark.log"
+        return self.checkpoint_root / "spark.log"
 
     @property
     def needs_kafka(self) -> bool:

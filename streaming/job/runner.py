@@ -171,7 +171,8 @@ class StreamingJob:
         _quiet_refused_batches()
         with _jvm_ignores_sigterm():
             spark = build_spark_session(SparkSettings(master=self.settings.spark_master,
-                                                      driver_memory=self.settings.driver_memory))
+                                                      driver_memory=self.settings.driver_memory,
+                                                      log_file=self.options.spark_log))
         stats = new_stats_accumulator(spark.sparkContext)
         kinds = self.options.kinds
         frame = pipeline(self._raw(spark), self.settings, validate=self.options.expectations, kinds=kinds,
@@ -188,8 +189,8 @@ class StreamingJob:
         self._query = stream.start()
         batches.query = self._query
         self._batches = batches
-        log.info("job started: %s -> %s (%s; checkpoint %s)", self.options.source, output.description,
-                 ", ".join(kinds), checkpoint)
+        log.info("job started: %s -> %s (%s; checkpoint %s; Spark's own log %s)", self.options.source,
+                 output.description, ", ".join(kinds), checkpoint, self.options.spark_log)
 
     # -- running and stopping ----------------------------------------------------------------------
     def request_stop(self) -> None:
