@@ -125,7 +125,7 @@ def _profile(ctx: BenchContext, ceiling_s: float, job_s: float) -> dict[str, Any
                             "quarantine alone (read + decode + GX)": round(alone["quarantine"], 2),
                             "alerts alone (+ detection + alerts sink)": round(alone["alerts"], 2),
                             "gauges alone (+ gauge state + gauges sink)": round(alone["gauges"], 2),
-                            "full job (three queries at once)": round(job_s, 2)},
+                            "full job (one query, all outputs)": round(job_s, 2)},
         "profile_decode_gx_s": round(decode_s, 2),
         "profile_detection_s": round(alone["alerts"] - alone["quarantine"], 2),
         "profile_gauges_s": round(alone["gauges"] - alone["quarantine"], 2),
