@@ -27,7 +27,6 @@ from typing import Any
 from kafka import KafkaProducer
 
 from configwatch.localkafka import LocalKafka
-from configwatch.records import Event
 from configwatch.secrets import SecretStr
 from configwatch.settings import Settings
 from policy import ClientConfigData, ClientConfigPolicy, KafkaTopicPolicy, RequestContext
@@ -48,8 +47,7 @@ class InlineSendPolicy(ClientConfigPolicy):
                                       max_block_ms=int(configs.get("max_block_ms", 60000)))
 
     def process(self, context: RequestContext, data: ClientConfigData) -> str | None:
-        entries = redact(data.configs, KEY).entries
-        event = Event(event="config_push", timestamp_ms=data.timestamp, configs=entries, **context.event_fields())
+        event = redact(context, data, KEY).event
         self.producer.send(self.topic, event.to_json().encode(), key=event.kafka_key())
         return None
 

@@ -28,6 +28,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SECURITY_PROTOCOLS",
     "SEVERITIES",
+    "SOFTWARE_MAX_CHARS",
     "SOFTWARE_PATTERN",
     "UNKNOWN_SOFTWARE",
     "FieldSpec",
@@ -74,6 +75,9 @@ CONFIG_TYPES: Final = tuple(CONFIG_TYPE_BY_ID.values())
 
 # The broker's KIP-511 pattern (stricter than the KIP text; see the contract).
 SOFTWARE_PATTERN: Final = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
+# Kafka sets no length; configwatch refuses longer names and versions (real ones are under 40 characters),
+# so one client cannot make every metric scrape and published event carry a megabyte.
+SOFTWARE_MAX_CHARS: Final = 128
 UNKNOWN_SOFTWARE: Final = "unknown"
 
 
@@ -83,8 +87,9 @@ def config_type_from_id(type_id: int) -> str:
 
 
 def is_valid_software(value: str) -> bool:
-    """True when a client software name or version passes the broker's KIP-511 check."""
-    return SOFTWARE_PATTERN.match(value) is not None
+    """True when a client software name or version passes the broker's KIP-511 check (the whole string),
+    within ``SOFTWARE_MAX_CHARS``."""
+    return len(value) <= SOFTWARE_MAX_CHARS and SOFTWARE_PATTERN.fullmatch(value) is not None
 
 
 class FieldSpec:

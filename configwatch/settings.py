@@ -109,6 +109,8 @@ class Settings:
         commands=("dashboard",), metavar="TOKEN")
     dashboard_max_clients: int = setting(10_000, "client instances whose latest config the dashboard keeps (LRU)",
                                          commands=("dashboard",), metavar="N")
+    dashboard_max_client_bytes: int = setting(64 * 1024 * 1024, "memory the kept client configs may take, "
+                                              "estimated (LRU)", commands=("dashboard",), metavar="BYTES")
     dashboard_max_alerts: int = setting(2_000, "recent alerts the dashboard keeps for its feed",
                                         commands=("dashboard",), metavar="N")
     # -- the ingest edge (policy/): PushConfig gateway, ClientConfigPolicy, simulator; see docs/ingest.md
@@ -129,6 +131,9 @@ class Settings:
                                      "(value null + fingerprint)", commands=("gateway", "simulate"))
     policy_buffer_size: int = setting(10000, "events the publisher buffers before it drops (and counts) them",
                                       commands=("gateway", "simulate"), metavar="N")
+    policy_buffer_bytes: int = setting(32 * 1024 * 1024, "bytes of serialized events the publisher buffers "
+                                       "before it drops (and counts) them", commands=("gateway", "simulate"),
+                                       metavar="BYTES")
     gateway_max_frame_bytes: int = setting(1048576, "largest request frame the gateway reads; larger closes "
                                            "the connection", commands=("gateway", "simulate"), metavar="BYTES")
     gateway_max_connections: int = setting(10000, "open connections the gateway accepts; more are closed at "
@@ -137,8 +142,8 @@ class Settings:
                                             commands=("gateway", "simulate"), metavar="SECONDS")
     gateway_frame_timeout_s: float = setting(30.0, "close a connection whose started frame is not complete "
                                              "within this", commands=("gateway", "simulate"), metavar="SECONDS")
-    gateway_push_rate_limit: float = setting(0.0, "PushConfig requests per second accepted (0: unlimited); "
-                                             "beyond it THROTTLING_QUOTA_EXCEEDED with ThrottleTimeMs",
+    gateway_push_rate_limit: float = setting(0.0, "PushConfig requests per second accepted per client (0: "
+                                             "unlimited); beyond it THROTTLING_QUOTA_EXCEEDED with ThrottleTimeMs",
                                              commands=("gateway", "simulate"), metavar="RATE")
     log_level: str = setting("INFO", "log level", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
 

@@ -30,7 +30,7 @@ from policy.api import ClientConfig
 from policy.exceptions import ProtocolError
 from policy.protocol import CONFIG_TOO_LARGE, INVALID_CONFIG, NONE, error_name
 from policy.session import ClientIdentity, HandshakeRejectedError, PushSession
-from udfs.sensitivity import kip_sensitive_reason
+from udfs.sensitivity import kip_client_reason
 
 __all__ = ["ClientIdentity", "PushOptions", "PushResult", "push_config", "push_config_async", "select_configs"]
 
@@ -119,7 +119,7 @@ def select_configs(configs: Sequence[ClientConfig], options: PushOptions
     sent: list[ClientConfig] = []
     withheld: list[tuple[str, str]] = []
     for c in selected:
-        rule = kip_sensitive_reason(c.key, c.type)
+        rule = kip_client_reason(c.key, c.type)
         if rule is None:
             sent.append(c)
         else:

@@ -9,6 +9,7 @@ __all__ = [
     "FrameTimeoutError",
     "PolicyConfigError",
     "PolicyError",
+    "PolicyUnavailableError",
     "PolicyViolationError",
     "ProtocolError",
 ]
@@ -27,6 +28,14 @@ class PolicyViolationError(PolicyError):
 
     The gateway answers INVALID_CONFIG with this exception's message, which
     therefore must never contain a configuration value.
+    """
+
+
+class PolicyUnavailableError(PolicyError):
+    """Raised by a ClientConfigPolicy's ``process`` when it cannot record a push now.
+
+    The gateway answers a retriable error with a throttle time, so the client
+    retries later instead of believing a push was recorded.
     """
 
 

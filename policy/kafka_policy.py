@@ -2,7 +2,8 @@
 
 Redacts at the edge by default (``redact_sensitive``), returns the violation
 description for the RPC response, and never blocks: events go through an
-``EventPublisher`` (bounded buffer; a full buffer counts the push as dropped).
+``EventPublisher`` (bounded buffer); a push it cannot publish soon is refused with
+``PolicyUnavailableError``, which the gateway answers with a retriable error.
 Inside the gateway the policy shares the gateway's publisher, so a connection's
 ``connection_opened``, ``config_push`` and ``connection_closed`` events leave
 through one producer, in order; standalone it builds its own.
@@ -14,11 +15,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from configwatch.contract import CONFIG_PUSH, INPUT_TOPIC
-from configwatch.records import Event
+from configwatch.contract import INPUT_TOPIC
 from configwatch.secrets import SecretStr
 from policy.api import ClientConfigData, ClientConfigPolicy, RequestContext
-from policy.exceptions import PolicyConfigError
+from policy.exceptions import PolicyConfigError, PolicyUnavailableError
 from policy.publisher import EventPublisher, EventSink
 from policy.redaction import redact, violation_message
 
@@ -32,13 +32,13 @@ class KafkaTopicPolicy(ClientConfigPolicy):
 
     Settings read by ``configure``: ``bootstrap_servers`` (needed unless a
     publisher was attached), ``input_topic``, ``fingerprint_key`` (required),
-    ``redact_sensitive`` (default true) and ``policy_buffer_size``.
+    ``redact_sensitive`` (default true), ``policy_buffer_size`` and ``policy_buffer_bytes``.
     """
 
     def __init__(self) -> None:
         self._sink: EventSink | None = None
         self._owned: EventPublisher | None = None
-        self._key: SecretStr | bytes | None = None
+        self._key: SecretStr | None = None
         self._redact = True
 
     def attach_publisher(self, publisher: EventSink) -> None:
@@ -53,7 +53,8 @@ class KafkaTopicPolicy(ClientConfigPolicy):
         key = configs.get("fingerprint_key")
         if not key:
             raise PolicyConfigError("KafkaTopicPolicy needs fingerprint_key")
-        self._key = key
+        self._key = key if isinstance(key, SecretStr) else SecretStr(
+            key.decode("utf-8") if isinstance(key, bytes) else str(key))
         self._redact = bool(configs.get("redact_sensitive", True))
         if self._sink is None:
             bootstrap = configs.get("bootstrap_servers")
@@ -61,6 +62,7 @@ class KafkaTopicPolicy(ClientConfigPolicy):
                 raise PolicyConfigError("KafkaTopicPolicy needs bootstrap_servers")
             self._owned = EventPublisher(bootstrap, configs.get("input_topic") or INPUT_TOPIC,
                                          buffer_size=int(configs.get("policy_buffer_size", 10_000)),
+                                         buffer_bytes=int(configs.get("policy_buffer_bytes", 32 * 1024 * 1024)),
                                          client_id="configwatch-policy")
             self._sink = self._owned
         if not self._redact:
@@ -77,10 +79,12 @@ class KafkaTopicPolicy(ClientConfigPolicy):
     def process(self, context: RequestContext, data: ClientConfigData) -> str | None:
         if self._sink is None or self._key is None:
             raise PolicyConfigError("KafkaTopicPolicy.process called before configure")
-        result = redact(data.configs, self._key, enabled=self._redact)
-        event = Event(event=CONFIG_PUSH, timestamp_ms=data.timestamp, configs=result.entries,
-                      request_size_bytes=data.size_bytes, **context.event_fields())
-        self._sink.offer(event)
+        why = self._sink.unavailable()
+        if why is not None:
+            raise PolicyUnavailableError(f"the push cannot be recorded now: {why}")
+        result = redact(context, data, self._key, enabled=self._redact)
+        if not self._sink.offer(result.event):
+            raise PolicyUnavailableError("the push cannot be recorded now: the publish buffer is full")
         if not result.sensitive:
             return None
         return violation_message(result.sensitive, redacted=self._redact)

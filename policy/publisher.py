@@ -1,7 +1,11 @@
 """A non-blocking, bounded path from the ingest edge to the input topic.
 
-``EventPublisher.offer`` never blocks: it puts a contract event in a bounded
-buffer, or counts it as dropped (metric + log line) when the buffer is full. One
+``EventPublisher.offer`` never blocks: it puts a contract event, serialized, in a
+buffer bounded by events and by bytes, or counts it as dropped (metric + log
+line) when the buffer is full. ``unavailable`` says why an event would not be
+published soon (not connected, Kafka has acknowledged nothing for a while, buffer
+full, closing): the policy refuses pushes with a retriable error then, rather
+than answer "accepted" for what may never arrive. One
 worker thread feeds an idempotent kafka-python producer (``acks=all``) keyed by
 the contract's record key, so events of one connection stay in order.
 ``close`` flushes. Every offered event ends in exactly one of ``published``
@@ -15,11 +19,10 @@ the buffer is lost without being counted.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import queue
 import threading
-from collections import Counter
+import time
+from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -31,9 +34,10 @@ __all__ = ["EventPublisher", "EventSink", "PublisherAware", "PublisherStats"]
 
 log = logging.getLogger(__name__)
 
-_STOP = object()
 _RETRY_CONNECT_S = 1.0
 _POLL_S = 0.1
+# What one buffered event costs beyond its serialized key and value (the tuple, its ints, the deque slot).
+_ITEM_OVERHEAD_BYTES = 200
 
 
 @runtime_checkable
@@ -41,6 +45,8 @@ class EventSink(Protocol):
     """Anything that accepts contract events without blocking."""
 
     def offer(self, event: Event) -> bool: ...
+
+    def unavailable(self) -> str | None: ...
 
 
 @runtime_checkable
@@ -52,13 +58,16 @@ class PublisherAware(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class PublisherStats:
-    """Counts per outcome, each a mapping of event type to count."""
+    """Counts per outcome (each a mapping of event type to count) and the publisher's health."""
 
     offered: dict[str, int]
     published: dict[str, int]
     dropped: dict[str, int]
     failed: dict[str, int]
     buffered: int
+    buffered_bytes: int = 0
+    connected: bool = False
+    oldest_unacked_age_s: float = 0.0
 
     def total(self, outcome: str, event: str | None = None) -> int:
         counts: dict[str, int] = getattr(self, outcome)
@@ -66,18 +75,27 @@ class PublisherStats:
 
 
 class EventPublisher:
-    """Bounded buffer + one producer thread; see the module docstring."""
+    """Bounded buffer (events and bytes) + one producer thread; see the module docstring."""
 
     def __init__(self, bootstrap_servers: str, topic: str, *, buffer_size: int = 10_000,
+                 buffer_bytes: int = 32 * 1024 * 1024, stall_s: float = 10.0,
                  client_id: str = "configwatch-gateway", producer_config: dict[str, Any] | None = None) -> None:
-        if buffer_size < 1:
-            raise ValueError("buffer_size must be at least 1")
+        if buffer_size < 1 or buffer_bytes < 1:
+            raise ValueError("buffer_size and buffer_bytes must be at least 1")
         self.topic = topic
         self._bootstrap = bootstrap_servers
         self._client_id = client_id
         self._producer_config = producer_config or {}
-        self._queue: queue.Queue[Any] = queue.Queue(maxsize=buffer_size)
+        self._max_items = buffer_size
+        self._max_bytes = buffer_bytes
+        self._stall_s = stall_s
+        # (event type, key, value, size) in arrival order; guarded by _lock, waited on with _ready.
+        self._buffer: deque[tuple[str, bytes, bytes, int]] = deque()
+        self._bytes = 0
+        self._unacked: dict[int, float] = {}  # send sequence -> monotonic send time, until acked or failed
+        self._seq = 0
         self._lock = threading.Lock()
+        self._ready = threading.Condition(self._lock)
         self._counts: dict[str, Counter[str]] = {k: Counter() for k in ("offered", "published", "dropped", "failed")}
         self._closing = threading.Event()
         self._producer: KafkaProducer | None = None
@@ -85,25 +103,63 @@ class EventPublisher:
         self._thread.start()
 
     # -- the non-blocking side -------------------------------------------------------------
-    def offer(self, event: Event) -> bool:
-        """Buffer ``event`` for publishing; False (and counted as dropped) when the buffer is full."""
-        self._count("offered", event.event)
+    def unavailable(self) -> str | None:
+        """Why an event offered now would not be published soon (None: it would)."""
+        with self._lock:
+            return self._unavailable(0)
+
+    def _unavailable(self, size: int) -> str | None:
         if self._closing.is_set():
-            self._count("dropped", event.event)
-            log.warning("dropped a %s event: the publisher is closing", event.event)
-            return False
-        try:
-            self._queue.put_nowait(event)
-        except queue.Full:
-            self._count("dropped", event.event)
-            log.warning("dropped a %s event for %s: publish buffer full (%d)", event.event,
-                        event.kafka_key().decode(errors="replace"), self._queue.maxsize)
-            return False
-        return True
+            return "the publisher is closing"
+        if self._producer is None:
+            return f"the publisher is not connected to {self._bootstrap}"
+        if self._unacked and time.monotonic() - min(self._unacked.values()) > self._stall_s:
+            return f"Kafka has acknowledged nothing for {self._stall_s:.0f} s"
+        if len(self._buffer) >= self._max_items or self._bytes + size > self._max_bytes:
+            return f"the publish buffer is full ({len(self._buffer)} events, {self._bytes} bytes)"
+        return None
+
+    def wait_connected(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the producer to connect; True once it has."""
+        deadline = time.monotonic() + timeout_s
+        with self._lock:
+            while self._producer is None and not self._closing.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._ready.wait(min(left, _POLL_S))
+            return self._producer is not None
+
+    def offer(self, event: Event) -> bool:
+        """Buffer ``event`` for publishing; False (and counted as dropped) when the buffer cannot take it.
+
+        Events are buffered while the producer connects; only a full buffer or a closing
+        publisher drops one. ``unavailable`` says whether it would be published soon.
+        """
+        key, value = event.kafka_key(), event.to_json().encode()
+        size = len(key) + len(value) + _ITEM_OVERHEAD_BYTES
+        with self._lock:
+            self._counts["offered"][event.event] += 1
+            full = len(self._buffer) >= self._max_items or self._bytes + size > self._max_bytes
+            if self._closing.is_set() or full:
+                self._counts["dropped"][event.event] += 1
+                why = "the publisher is closing" if self._closing.is_set() else (
+                    f"publish buffer full ({len(self._buffer)} events, {self._bytes} bytes)")
+            else:
+                self._buffer.append((event.event, key, value, size))
+                self._bytes += size
+                self._ready.notify()
+                return True
+        log.warning("dropped a %s event for %s: %s", event.event, key.decode(errors="replace"), why)
+        return False
 
     def stats(self) -> PublisherStats:
         with self._lock:
-            return PublisherStats(**{k: dict(v) for k, v in self._counts.items()}, buffered=self._queue.qsize())
+            now = time.monotonic()
+            oldest = now - min(self._unacked.values()) if self._unacked else 0.0
+            return PublisherStats(**{k: dict(v) for k, v in self._counts.items()}, buffered=len(self._buffer),
+                                  buffered_bytes=self._bytes, connected=self._producer is not None,
+                                  oldest_unacked_age_s=oldest)
 
     def settled(self) -> bool:
         """True when every offered event has its final outcome."""
@@ -113,9 +169,9 @@ class EventPublisher:
     # -- shutdown ------------------------------------------------------------------------------
     def close(self, timeout_s: float = 30.0) -> PublisherStats:
         """Stop accepting, publish what is buffered, flush, and close the producer."""
-        self._closing.set()
-        with contextlib.suppress(queue.Full):
-            self._queue.put_nowait(_STOP)  # wakes the worker at once; when full it notices on its next poll
+        with self._lock:
+            self._closing.set()
+            self._ready.notify_all()
         self._thread.join(timeout_s)
         if self._thread.is_alive():
             log.error("publisher did not finish within %.0fs; unsent events are counted as failed", timeout_s)
@@ -141,48 +197,61 @@ class EventPublisher:
                 self._closing.wait(_RETRY_CONNECT_S)
         return None
 
-    def _run(self) -> None:
-        self._producer = self._connect()
-        if self._producer is None:
-            return
-        try:
-            while True:
-                try:
-                    item = self._queue.get(timeout=_POLL_S)
-                except queue.Empty:
-                    if self._closing.is_set():
-                        break  # closing and drained
-                    continue
-                if item is _STOP:
-                    continue  # publish whatever is still buffered, then stop on the empty poll
-                self._send(item)
-        finally:
-            self._producer.flush(timeout=10)
-            self._producer.close(timeout=10)
+    def _next(self) -> tuple[str, bytes, bytes, int] | None:
+        """The oldest buffered event; None once closing and drained."""
+        with self._lock:
+            while not self._buffer:
+                if self._closing.is_set():
+                    return None
+                self._ready.wait(_POLL_S)
+            item = self._buffer.popleft()
+            self._bytes -= item[3]
+            return item
 
-    def _send(self, event: Event) -> None:
-        assert self._producer is not None
-        name = event.event
+    def _run(self) -> None:
+        producer = self._connect()
+        if producer is None:
+            return
+        with self._lock:
+            self._producer = producer
+            self._ready.notify_all()
         try:
-            future = self._producer.send(self.topic, value=event.to_json().encode(), key=event.kafka_key())
+            while (item := self._next()) is not None:
+                self._send(producer, item)
+        finally:
+            producer.flush(timeout=10)
+            producer.close(timeout=10)
+
+    def _send(self, producer: KafkaProducer, item: tuple[str, bytes, bytes, int]) -> None:
+        name, key, value, _ = item
+        with self._lock:
+            self._seq += 1
+            seq = self._seq
+            self._unacked[seq] = time.monotonic()
+        try:
+            future = producer.send(self.topic, value=value, key=key)
         except Exception as exc:  # KafkaTimeoutError, buffer exhaustion, serialization: all mean not sent
-            self._count("failed", name)
+            self._settle(seq, "failed", name)
             log.error("failed to publish a %s event: %s", name, exc)
             return
-        future.add_callback(lambda _md: self._count("published", name))
-        future.add_errback(lambda exc: self._on_error(name, exc))
+        future.add_callback(lambda _md: self._settle(seq, "published", name))
+        future.add_errback(lambda exc: self._on_error(seq, name, exc))
 
-    def _on_error(self, name: str, exc: BaseException) -> None:
-        self._count("failed", name)
+    def _settle(self, seq: int, outcome: str, name: str) -> None:
+        with self._lock:
+            self._unacked.pop(seq, None)
+            self._counts[outcome][name] += 1
+
+    def _on_error(self, seq: int, name: str, exc: BaseException) -> None:
+        self._settle(seq, "failed", name)
         log.error("failed to publish a %s event: %s", name, exc)
 
     def _fail_leftovers(self, why: str) -> None:
-        while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                return
-            if item is not _STOP:
-                self._count("failed", item.event)
-                log.error("failed to publish a %s event: %s", item.event, why)
-
+        with self._lock:
+            leftovers = list(self._buffer)
+            self._buffer.clear()
+            self._bytes = 0
+            for name, *_ in leftovers:
+                self._counts["failed"][name] += 1
+        for name, *_ in leftovers:
+            log.error("failed to publish a %s event: %s", name, why)

@@ -1,47 +1,62 @@
-"""Redaction at the edge: entries sensitive under the KIP's rules lose their value.
+"""Redaction at the edge: a sensitive entry loses its value before the push is published.
 
-The rules are ``udfs.sensitivity.kip_sensitive_reason``, the same code the
-streaming job runs. A redacted entry is published as ``value: null,
-redacted: true, fingerprint: <HMAC>`` (contract section 4).
+What is sensitive is ``udfs.sensitivity.sensitive_entries``, the one decision the
+streaming job and the dashboard use too: the KIP's rules on normalised keys,
+secret words in any naming style, custom keys (by the client's family, or every
+unknown key for a client of no known family) and secrets inside values, plus a
+key name that itself holds a secret (``udfs.rules.batch``), published as its
+marker. A redacted entry is published as ``value: null, redacted: true,
+fingerprint: <HMAC>`` (contract section 4).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from configwatch.records import ConfigEntry
+from configwatch.contract import CONFIG_PUSH
+from configwatch.records import ConfigEntry, Event
 from configwatch.secrets import SecretStr, fingerprint
-from policy.api import ClientConfig
-from udfs.sensitivity import kip_sensitive_reason
+from policy.api import ClientConfigData, RequestContext
+from udfs.rules.batch import PushBatch
+from udfs.sensitivity import sensitive_entries
 
 __all__ = ["Redaction", "redact", "violation_message"]
 
 
 @dataclass(frozen=True, slots=True)
 class Redaction:
-    """The entries to publish, and which keys were sensitive under which rule."""
+    """The push to publish, and which keys (as shown) were sensitive under which rule."""
 
-    entries: tuple[ConfigEntry, ...]
+    event: Event
     sensitive: tuple[tuple[str, str], ...]
 
 
-def redact(configs: Iterable[ClientConfig], key: SecretStr | bytes, *, enabled: bool = True) -> Redaction:
-    """Contract entries for ``configs``; sensitive values replaced by fingerprints when ``enabled``."""
+def redact(context: RequestContext, data: ClientConfigData, key: SecretStr, *, enabled: bool = True) -> Redaction:
+    """The ``config_push`` event of one request, its sensitive values replaced by fingerprints when ``enabled``."""
+    configs = tuple(ConfigEntry(c.key, c.value, c.type, c.is_default) for c in data.configs)
+    push = Event(event=CONFIG_PUSH, timestamp_ms=data.timestamp, configs=configs, request_size_bytes=data.size_bytes,
+                 **context.event_fields())
+    if not configs:
+        return Redaction(push, ())
+    batch = PushBatch.from_events([push], key)
+    reasons = sensitive_entries(batch).to_pylist()
+    in_key = batch.key_secret.to_pylist()
     entries: list[ConfigEntry] = []
     sensitive: list[tuple[str, str]] = []
-    for c in configs:
-        rule = kip_sensitive_reason(c.key, c.type)
-        if rule is None:
-            entries.append(ConfigEntry(c.key, c.value, c.type, c.is_default))
+    for j, entry in enumerate(configs):
+        reason = in_key[j] or reasons[j]
+        if entry.redacted or reason is None:
+            entries.append(entry)
             continue
-        sensitive.append((c.key, rule))
+        shown = str(batch.safe_keys[j])
+        sensitive.append((shown, reason))
         if enabled:
-            entries.append(ConfigEntry(c.key, None, c.type, c.is_default, redacted=True,
-                                       fingerprint=fingerprint(c.value or "", key)))
+            entries.append(ConfigEntry(shown, None, entry.type, entry.is_default, redacted=True,
+                                       fingerprint=fingerprint(entry.value or "", key)))
         else:
-            entries.append(ConfigEntry(c.key, c.value, c.type, c.is_default))
-    return Redaction(tuple(entries), tuple(sensitive))
+            entries.append(entry)
+    return Redaction(replace(push, configs=tuple(entries)), tuple(sensitive))
 
 
 def violation_message(sensitive: Iterable[tuple[str, str]], *, redacted: bool) -> str:

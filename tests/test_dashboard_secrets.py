@@ -52,7 +52,7 @@ def test_planted_secret_never_appears_in_any_dashboard_response(
             ConfigEntry("ssl.keystore.password", secret, "STRING", False),  # prefix rule, mistyped as STRING
             ConfigEntry("producer.ssl.key.password", secret, "STRING", False),  # infix rule
             ConfigEntry("basic.auth.user.info", secret, "PASSWORD", False),     # type rule
-            ConfigEntry("orders.db.password", secret, "STRING", False),         # custom key (catalog key set)
+            ConfigEntry("orders.db.password", secret, "STRING", False),         # its name says password
             ConfigEntry("bootstrap.servers", f"SASL_SSL://orders:{secret}@kafka-1:9093", "LIST", False),  # in value
             ConfigEntry(f"token={secret}", "1", "STRING", False),              # a secret as the key name
         ]),
@@ -105,7 +105,7 @@ def test_planted_secret_never_appears_in_any_dashboard_response(
             "ssl.keystore.password": (fingerprint(secret, TEST_KEY), "kip-sensitive-prefix"),
             "producer.ssl.key.password": (fingerprint(secret, TEST_KEY), "kip-sensitive-infix"),
             "basic.auth.user.info": (fingerprint(secret, TEST_KEY), "kip-sensitive-type"),
-            "orders.db.password": (fingerprint(secret, TEST_KEY), "kip-sensitive-custom"),
+            "orders.db.password": (fingerprint(secret, TEST_KEY), "sensitive-key-name"),
             "bootstrap.servers": (fingerprint(f"SASL_SSL://orders:{secret}@kafka-1:9093", TEST_KEY),
                                   "secret-url-credentials"),
             f"redacted:{fingerprint(f'token={secret}', TEST_KEY)}": (fingerprint("1", TEST_KEY),

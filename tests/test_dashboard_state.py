@@ -14,7 +14,7 @@ from configwatch.records import ConfigEntry, Gauge
 from configwatch.secrets import SecretStr, fingerprint
 from sinks.dashboard.alerts import AlertFeed, parse_finding
 from sinks.dashboard.changes import Change, ChangeFeed
-from sinks.dashboard.clients import ClientConfigs, ClientView
+from sinks.dashboard.clients import ClientConfigs, ClientView, SafeEntry, view_bytes
 from sinks.dashboard.fleet import FleetGauges, parse_gauge
 from sinks.dashboard.redact import safe_views
 from tests.dashboard_helpers import config_push, finding
@@ -104,6 +104,19 @@ def test_client_lru_keeps_the_newest_push_and_a_bounded_number_of_instances() ->
     lru.put(_view("c", 30))
     assert lru.get("a") is None and lru.evicted == 1
     assert [v.client_instance_id for v in lru.recent()] == ["c", "b"]
+
+
+def test_client_lru_is_bounded_by_bytes_too() -> None:
+    # The probe of issue 14: pushes of 1,900 empty entries under fresh instance ids.
+    entries = tuple(SafeEntry("", "STRING", False, "", False) for _ in range(1900))
+    big = [ClientView(client_instance_id=f"i-{n}", timestamp_ms=n, entries=entries) for n in range(300)]
+    budget = 5 * max(view_bytes(v) for v in big)
+    lru = ClientConfigs(max_clients=10_000, max_bytes=budget)
+    assert all(lru.put(v) for v in big)
+    assert len(lru) == 5 and lru.bytes <= budget and lru.evicted == 295
+    assert lru.get("i-299") is not None and lru.get("i-0") is None
+    huge = ClientView(client_instance_id="huge", timestamp_ms=1, entries=entries * 10)
+    assert not lru.put(huge), "a view over the whole budget is not kept"
 
 
 def test_safe_views_fingerprint_sensitive_values_and_keep_the_rest() -> None:

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from configwatch.records import ConfigEntry
+from configwatch.records import ConfigEntry, Event
 from configwatch.secrets import SecretStr, fingerprint
 from policy import ClientConfig, ClientConfigData, ClientConfigPolicy, KafkaTopicPolicy, RequestContext
-from policy.exceptions import PolicyConfigError
+from policy.exceptions import PolicyConfigError, PolicyUnavailableError
 from policy.loader import load_policy_class
 from policy.publisher import EventPublisher
-from policy.redaction import redact, violation_message
+from policy.redaction import Redaction, redact, violation_message
 from tests.conftest import eventually
 from tests.gateway_helpers import TEST_KEY, create_topic, read_events
 
@@ -22,6 +22,39 @@ KEY = SecretStr("unit-key")
 CONTEXT = RequestContext(connection_id="127.0.0.1:9192-10.0.0.7:5000-1", client_address="10.0.0.7",
                          client_id="app", client_instance_id="0b6c3f8e-8d4e-4a53-9d9b-1f2a3b4c5d6e",
                          client_software_name="apache-kafka-java", client_software_version="4.4.0", broker_id=3)
+
+
+def _redact(configs: list[ClientConfig], *, context: RequestContext = CONTEXT, enabled: bool = True) -> Redaction:
+    return redact(context, ClientConfigData(tuple(configs), 1_790_000_000_000), KEY, enabled=enabled)
+
+
+# The security probe: credentials under each client family's own key names, typed STRING, from every
+# family the simulator knows, a family it does not, and a client that names no software at all.
+_PROBE_CLIENTS = [("apache-kafka-java", "3.9.1"), ("librdkafka", "2.6.1"), ("kafka-python", "2.0.2"),
+                  ("kgo", "v1.17.1"), ("sarama", "1.43.3"), ("some-new-client", "0.1"), (None, None)]
+_PROBE_KEYS = ["sasl_plain_password", "Net.SASL.Password", "SASLPlainPassword", "database.password",
+               "basic.auth.user.info", "SASL.JAAS.CONFIG", " sasl.jaas.config", "sasl.jaas\u200b.config",
+               "datadog.api.key", "app.owner.email", "schema.registry.url"]
+
+
+@pytest.mark.parametrize(("name", "version"), _PROBE_CLIENTS)
+def test_no_client_family_gets_a_secret_past_the_edge(name: str | None, version: str | None) -> None:
+    context = RequestContext(connection_id="c-1", client_software_name=name, client_software_version=version)
+    secret = "Probe-Secret-Value-1"
+    keys = [k.encode().decode("unicode_escape") for k in _PROBE_KEYS]
+    out = _redact([ClientConfig(k, f"{secret}-{i}", "STRING", False) for i, k in enumerate(keys)], context=context)
+    published = out.event.to_json()
+    assert secret not in published
+    assert {k for k, _ in out.sensitive} == set(keys)
+    assert all(e.redacted and e.value is None and e.fingerprint for e in out.event.configs)
+
+
+def test_a_secret_value_under_a_plain_key_is_redacted_and_plain_entries_pass() -> None:
+    out = _redact([ClientConfig("client.id", "AKIAABCDEFGHIJKLMNOP", "STRING", False),
+                   ClientConfig("linger.ms", "5", "LONG", False)])
+    assert out.sensitive == (("client.id", "secret-aws-access-key"),)
+    assert out.event.configs[1] == ConfigEntry("linger.ms", "5", "LONG", False)
+    assert "AKIAABCDEFGHIJKLMNOP" not in out.event.to_json()
 
 
 @pytest.mark.parametrize("key, type_name, rule", [
@@ -37,24 +70,23 @@ CONTEXT = RequestContext(connection_id="127.0.0.1:9192-10.0.0.7:5000-1", client_
     ("key.serializer", "CLASS", "kip-sensitive-type"),
 ])
 def test_each_kip_rule_redacts_with_a_fingerprint(key: str, type_name: str, rule: str) -> None:
-    out = redact([ClientConfig(key, "secret-value", type_name, False), ClientConfig("acks", "all", "STRING", True)],
-                 KEY)
+    out = _redact([ClientConfig(key, "secret-value", type_name, False), ClientConfig("acks", "all", "STRING", True)])
     assert out.sensitive == ((key, rule),)
-    assert out.entries == (ConfigEntry(key, None, type_name, False, True, fingerprint("secret-value", KEY)),
-                           ConfigEntry("acks", "all", "STRING", True))
+    assert out.event.configs == (ConfigEntry(key, None, type_name, False, True, fingerprint("secret-value", KEY)),
+                                 ConfigEntry("acks", "all", "STRING", True))
     message = violation_message(out.sensitive, redacted=True)
     assert f"{key} ({rule})" in message and "secret-value" not in message
 
 
 def test_redaction_off_keeps_values_but_still_reports() -> None:
-    out = redact([ClientConfig("ssl.key.password", "pw", "PASSWORD", False)], KEY, enabled=False)
-    assert out.entries == (ConfigEntry("ssl.key.password", "pw", "PASSWORD", False),)
+    out = _redact([ClientConfig("ssl.key.password", "pw", "PASSWORD", False)], enabled=False)
+    assert out.event.configs == (ConfigEntry("ssl.key.password", "pw", "PASSWORD", False),)
     assert out.sensitive == (("ssl.key.password", "kip-sensitive-type"),)
 
 
 def test_same_secret_same_fingerprint_across_clients() -> None:
-    a = redact([ClientConfig("sasl.jaas.config", "x", "STRING", False)], KEY).entries[0]
-    b = redact([ClientConfig("producer.sasl.jaas.config", "x", "STRING", True)], KEY).entries[0]
+    a = _redact([ClientConfig("sasl.jaas.config", "x", "STRING", False)]).event.configs[0]
+    b = _redact([ClientConfig("producer.sasl.jaas.config", "x", "STRING", True)]).event.configs[0]
     assert a.fingerprint == b.fingerprint and a.fingerprint is not None and len(a.fingerprint) == 16
 
 
@@ -90,6 +122,7 @@ def test_standalone_policy_publishes_redacted_push_with_contract_key(kafka_boots
     create_topic(kafka_bootstrap, topic)
     policy = KafkaTopicPolicy()
     policy.configure({"bootstrap_servers": kafka_bootstrap, "input_topic": topic, "fingerprint_key": TEST_KEY})
+    assert isinstance(policy.publisher, EventPublisher) and policy.publisher.wait_connected(30)
     data = ClientConfigData((ClientConfig("acks", "all", "STRING", False),
                              ClientConfig("sasl.jaas.config", "user=a password=b", "STRING", False)),
                             1_790_000_000_000, 120)
@@ -118,7 +151,8 @@ def test_standalone_policy_publishes_redacted_push_with_contract_key(kafka_boots
 
 
 @pytest.mark.kafka
-def test_full_buffer_drops_and_counts_instead_of_blocking(caplog: pytest.LogCaptureFixture) -> None:
+def test_pushes_are_refused_not_accepted_while_the_publisher_cannot_deliver(
+        caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="policy.publisher")
     with socket.socket() as probe:  # a port nobody listens on: the producer can never connect
         probe.bind(("127.0.0.1", 0))
@@ -126,14 +160,36 @@ def test_full_buffer_drops_and_counts_instead_of_blocking(caplog: pytest.LogCapt
     policy = KafkaTopicPolicy()
     policy.configure({"bootstrap_servers": dead, "input_topic": "nowhere", "fingerprint_key": KEY,
                       "policy_buffer_size": 2})
-    data = ClientConfigData((ClientConfig("acks", "all", "STRING", False),), 1, 10)
-    results = [policy.process(CONTEXT, data) for _ in range(5)]  # returns at once although nothing can be sent
     publisher = policy.publisher
-    assert results == [None] * 5 and isinstance(publisher, EventPublisher)
+    assert isinstance(publisher, EventPublisher)
+    data = ClientConfigData((ClientConfig("acks", "all", "STRING", False),), 1, 10)
+    for _ in range(5):  # returns at once although nothing can be sent, and never says "recorded"
+        with pytest.raises(PolicyUnavailableError, match="not connected"):
+            policy.process(CONTEXT, data)
+    # Connection events still wait in the bounded buffer (they are published once Kafka is back) ...
+    opened = Event(event="connection_opened", timestamp_ms=1, connection_id="c-1")
+    assert [publisher.offer(opened) for _ in range(4)] == [True, True, False, False]
     stats = publisher.stats()
-    assert (stats.total("offered"), stats.total("dropped"), stats.buffered) == (5, 3, 2)
-    assert caplog.text.count("publish buffer full (2)") == 3
-    policy.close()  # flushes what it can: the two buffered events cannot reach Kafka and are counted as failed
+    assert (stats.total("offered"), stats.total("dropped"), stats.buffered, stats.connected) == (4, 2, 2, False)
+    assert stats.buffered_bytes > 0
+    assert caplog.text.count("publish buffer full (2 events") == 2
+    policy.close()  # ... and what is still buffered at close is counted as failed, never lost silently
     final = publisher.stats()
-    assert (final.total("published"), final.total("dropped"), final.total("failed")) == (0, 3, 2)
+    assert (final.total("published"), final.total("dropped"), final.total("failed")) == (0, 2, 2)
     eventually(lambda: "not sent before close" in caplog.text or None, timeout_s=5)
+
+
+def test_the_buffer_is_bounded_by_bytes() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{probe.getsockname()[1]}"
+    publisher = EventPublisher(dead, "nowhere", buffer_size=10_000, buffer_bytes=1_000_000)
+    try:
+        big = Event(event="config_push", timestamp_ms=1, connection_id="c-1",
+                    configs=tuple(ConfigEntry(f"k{i}", "", "STRING", False) for i in range(1900)))
+        accepted = sum(publisher.offer(big) for _ in range(100))
+        stats = publisher.stats()
+        assert 0 < accepted < 100 and stats.buffered == accepted
+        assert stats.buffered_bytes <= 1_000_000 and stats.total("dropped") == 100 - accepted
+    finally:
+        publisher.close(timeout_s=5)

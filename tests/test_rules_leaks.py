@@ -37,7 +37,7 @@ CASES: list[tuple[str, tuple[str, str], list[dict[str, Any]], bool]] = [
     (RULE_CUSTOM, JAVA, PRODUCER, False),
     (RULE_CUSTOM, RDKAFKA, [entry("queue.buffering.max.ms", "5"), entry("my.custom", "x")], True),
     (RULE_CUSTOM, PY_RDKAFKA, [entry("linger.ms", "5"), entry("statistics.interval.ms", "0")], False),
-    (RULE_CUSTOM, KAFKA_PYTHON, [entry("app.feature.flags", "a,b")], False),  # no key set: cannot judge
+    (RULE_CUSTOM, KAFKA_PYTHON, [entry("app.feature.flags", "a,b")], True),  # custom for kafka-python too
     (RULE_CUSTOM, JAVA, [entry("application.id", "app"), entry("producer.linger.ms", "5"),
                          entry("main.consumer.max.poll.records", "10"), entry("topic.retention.ms", "1")], False),
     (RULE_CUSTOM, JAVA, [entry("application.id", "app"), entry("producer.lingerz", "5")], True),

@@ -28,7 +28,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from configwatch.contract import CONFIG_PUSH, CONFIG_TYPES, EVENT_TYPES, SCHEMA_VERSION, SOFTWARE_PATTERN
+from configwatch.contract import (
+    CONFIG_PUSH,
+    CONFIG_TYPES,
+    EVENT_TYPES,
+    SCHEMA_VERSION,
+    SOFTWARE_MAX_CHARS,
+    SOFTWARE_PATTERN,
+)
 from udfs.schema import EVENT_SCHEMA
 
 __all__ = ["FastResult", "fast_parse"]
@@ -134,7 +141,8 @@ def _read_cutting(lines: _Lines, n: int, out: list[tuple[pa.Table, int, int]]) -
 
 
 def _valid_software(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    matches = pc.match_substring_regex(column, SOFTWARE_PATTERN.pattern)
+    matches = pc.and_kleene(pc.match_substring_regex(column, SOFTWARE_PATTERN.pattern),
+                            pc.less_equal(pc.utf8_length(column), SOFTWARE_MAX_CHARS))
     return pc.or_kleene(pc.or_kleene(pc.is_null(column), pc.equal(column, "")), matches).fill_null(False)
 
 

@@ -1,20 +1,40 @@
-"""The draft KIP's sensitivity rules for config entries, in one place.
+"""Which config entries are sensitive: decided here, once, for the edge, the job and the dashboard.
 
-Used on the ingest edge (the policy redacts what these flag) and in the
-streaming job (leak detection), so the two can never disagree. The KIP counts
-an entry as sensitive when its ConfigDef type is PASSWORD or CLASS, or its key
-starts with ``sasl.``/``security.``/``ssl.``, contains ``.sasl.``/``.security.``/
-``.ssl.``, or ends with ``.class``/``.classes``. (Custom keys, also sensitive
-under the KIP, need a client family's known key set: callers judge which keys are
-custom with ``udfs.rules.keysets`` and pass that mask in; the rule id lives here.)
+An entry is sensitive, checked in this order (the first reason is reported):
+
+1. the draft KIP's rules: ConfigDef type PASSWORD or CLASS; a key starting with
+   ``sasl.``/``security.``/``ssl.``, containing ``.sasl.``/``.security.``/``.ssl.``
+   or ending with ``.class``/``.classes`` (judged on the normalised key:
+   :func:`normalize_key` folds case, Unicode forms, whitespace and invisible
+   characters, so ``SASL.JAAS.CONFIG`` or a zero-width variant is no way around them);
+2. a key whose words say it holds a secret, in any naming style (dotted, snake,
+   camel: ``sasl_plain_password``, ``Net.SASL.Password``, ``SASLPlainPassword``,
+   ``basic.auth.user.info``, ``datadog.api.key``), whatever the client;
+3. a custom key: outside the client family's known key set, or, for a client of
+   no known family, outside every known key set (the KIP: custom configuration
+   used by the application or SerDes may hold anything);
+4. a value with a secret in it (``udfs.rules.secretscan``), whatever the key.
+
+:func:`sensitive_first` is the vectorized decision; :func:`sensitive_reason` the
+same for one entry. Callers that know the client judge custom keys with
+``udfs.rules.keysets`` and pass that mask in.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
+import re
+import unicodedata
 from typing import Final
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from udfs.rules.batch import PushBatch
+from udfs.rules.keysets import known_anywhere
+from udfs.rules.secretscan import scan
 
 __all__ = [
     "KIP_SENSITIVE_INFIXES",
@@ -23,12 +43,19 @@ __all__ = [
     "KIP_SENSITIVE_TYPES",
     "RULE_CUSTOM",
     "RULE_INFIX",
+    "RULE_NAME",
     "RULE_PREFIX",
     "RULE_SUFFIX",
     "RULE_TYPE",
-    "kip_sensitive_first",
-    "kip_sensitive_reason",
-    "kip_sensitive_rules",
+    "SECRET_WORDS",
+    "custom_mask",
+    "key_words",
+    "kip_client_reason",
+    "normalize_key",
+    "sensitive_entries",
+    "sensitive_first",
+    "sensitive_key_first",
+    "sensitive_reason",
 ]
 
 KIP_SENSITIVE_TYPES: Final = ("PASSWORD", "CLASS")
@@ -42,13 +69,41 @@ RULE_PREFIX: Final = "kip-sensitive-prefix"
 RULE_INFIX: Final = "kip-sensitive-infix"
 RULE_SUFFIX: Final = "kip-sensitive-suffix"
 RULE_CUSTOM: Final = "kip-sensitive-custom"
+RULE_NAME: Final = "sensitive-key-name"
+
+# Words (after splitting a key into words) and word pairs that say the value is a secret.
+SECRET_WORDS: Final = frozenset({
+    "password", "passwd", "pwd", "passphrase", "secret", "secrets", "token", "tokens", "credential",
+    "credentials", "creds", "apikey", "userinfo", "jaas", "keystore", "truststore", "privatekey",
+})
+SECRET_PAIRS: Final = frozenset({
+    ("api", "key"), ("user", "info"), ("private", "key"), ("access", "key"), ("secret", "key"),
+    ("key", "store"), ("trust", "store"), ("pass", "phrase"), ("pass", "word"),
+})
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD = re.compile(r"[a-z0-9]+")
 
 
-def kip_sensitive_reason(key: str, type_name: str, custom: bool = False) -> str | None:
-    """The first KIP rule id that makes this entry sensitive, or None.
+def normalize_key(key: str) -> str:
+    """``key`` as the rules read it: NFKC, invisible and control characters dropped, trimmed, lower case."""
+    folded = unicodedata.normalize("NFKC", key)
+    kept = "".join(ch for ch in folded if unicodedata.category(ch) not in ("Cf", "Cc", "Co", "Cs"))
+    return kept.strip().lower()
 
-    ``custom`` says the key is outside the client family's known key set; it is
-    judged last, so a custom ``ssl.`` key still reports the prefix rule.
+
+def key_words(key: str) -> tuple[str, ...]:
+    """The words of a key in any naming style: ``Net.SASL.Password`` and ``sasl_plain_password`` alike."""
+    folded = unicodedata.normalize("NFKC", key)
+    kept = "".join(ch for ch in folded if unicodedata.category(ch) not in ("Cf", "Cc", "Co", "Cs"))
+    return tuple(_WORD.findall(_CAMEL.sub(" ", kept).lower()))
+
+
+def kip_client_reason(key: str, type_name: str) -> str | None:
+    """What a KIP-compliant client withholds by itself: the KIP's type/prefix/infix/suffix rules, literally.
+
+    The client library and the fleet simulator model clients with it; everything
+    downstream of a client judges with :func:`sensitive_first` instead.
     """
     if type_name in KIP_SENSITIVE_TYPES:
         return RULE_TYPE
@@ -58,38 +113,75 @@ def kip_sensitive_reason(key: str, type_name: str, custom: bool = False) -> str 
         return RULE_INFIX
     if key.endswith(KIP_SENSITIVE_SUFFIXES):
         return RULE_SUFFIX
-    if custom:
-        return RULE_CUSTOM
     return None
 
 
-def _any(masks: list[pa.ChunkedArray | pa.Array]) -> pa.Array:
-    out = masks[0]
-    for m in masks[1:]:
-        out = pc.or_(out, m)
-    return pc.fill_null(out, False)
+@functools.lru_cache(maxsize=65_536)
+def _key_reason(key: str) -> str | None:
+    """The key-name rules (KIP prefix/infix/suffix on the normalised key, then secret words)."""
+    norm = normalize_key(key)
+    if norm.startswith(KIP_SENSITIVE_PREFIXES):
+        return RULE_PREFIX
+    if any(infix in norm for infix in KIP_SENSITIVE_INFIXES):
+        return RULE_INFIX
+    if norm.endswith(KIP_SENSITIVE_SUFFIXES):
+        return RULE_SUFFIX
+    words = key_words(key)
+    if SECRET_WORDS.intersection(words) or SECRET_PAIRS.intersection(itertools.pairwise(words)):
+        return RULE_NAME
+    return None
 
 
-def kip_sensitive_rules(keys: pa.Array, types: pa.Array) -> dict[str, pa.Array]:
-    """Vectorized: for each KIP rule id, a boolean mask over the (key, type) pairs."""
-    return {
-        RULE_TYPE: pc.fill_null(pc.is_in(types, value_set=pa.array(KIP_SENSITIVE_TYPES)), False),
-        RULE_PREFIX: _any([pc.starts_with(keys, p) for p in KIP_SENSITIVE_PREFIXES]),
-        RULE_INFIX: _any([pc.match_substring(keys, s) for s in KIP_SENSITIVE_INFIXES]),
-        RULE_SUFFIX: _any([pc.ends_with(keys, s) for s in KIP_SENSITIVE_SUFFIXES]),
-    }
-
-
-def kip_sensitive_first(keys: pa.Array, types: pa.Array, custom: pa.Array | None = None) -> pa.Array:
-    """Vectorized :func:`kip_sensitive_reason`: the first rule id per entry, null when none applies."""
-    masks = kip_sensitive_rules(keys, types)
-    ids = [RULE_TYPE, RULE_PREFIX, RULE_INFIX, RULE_SUFFIX]
-    conds = [masks[i] for i in ids]
+def sensitive_key_first(keys: pa.Array | pa.ChunkedArray, types: pa.Array | pa.ChunkedArray,
+                        custom: pa.Array | np.ndarray | None = None) -> pa.Array:
+    """Per entry, the first rule its type and key name (and ``custom`` mask) make it sensitive by, else null."""
+    keys = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+    distinct = pc.unique(keys)
+    reasons = pa.array([None if k is None else _key_reason(k) for k in distinct.to_pylist()], pa.string())
+    out = pc.take(reasons, pc.index_in(keys, value_set=distinct))
+    typed = pc.fill_null(pc.is_in(types, value_set=pa.array(KIP_SENSITIVE_TYPES)), False)
+    out = pc.if_else(typed, pa.scalar(RULE_TYPE), out)
     if custom is not None:
-        ids.append(RULE_CUSTOM)
-        conds.append(pc.fill_null(custom, False))
-    cond = pa.StructArray.from_arrays(
-        [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in conds],
-        names=[f"c{i}" for i in range(len(conds))],
-    )
-    return pc.case_when(cond, *[pa.scalar(i, pa.string()) for i in ids])
+        mask = pc.fill_null(pa.array(custom, pa.bool_()), False)
+        out = pc.if_else(pc.and_(pc.is_null(out), mask), pa.scalar(RULE_CUSTOM), out)
+    return out
+
+
+def sensitive_first(keys: pa.Array | pa.ChunkedArray, types: pa.Array | pa.ChunkedArray,
+                    values: pa.Array | pa.ChunkedArray, custom: pa.Array | np.ndarray | None = None) -> pa.Array:
+    """Per entry, why it is sensitive (key rules first, then a secret in its value), else null."""
+    by_key = sensitive_key_first(keys, types, custom)
+    return pc.coalesce(by_key, scan(values))
+
+
+def sensitive_reason(key: str, type_name: str, value: str | None = None, custom: bool = False) -> str | None:
+    """:func:`sensitive_first` for one entry."""
+    out = sensitive_first(pa.array([key], pa.string()), pa.array([type_name], pa.string()),
+                          pa.array([value], pa.string()), np.array([custom]))
+    return out[0].as_py()
+
+
+def custom_mask(batch: PushBatch) -> np.ndarray:
+    """True for entries whose key is outside the known key set of the push's profile.
+
+    A push with no profile (a client of no known family, or of a family without a
+    documented key set) has no way to tell its own keys from custom ones: every key
+    not known to any family counts as custom.
+    """
+    out = np.zeros(len(batch.keys), dtype=bool)
+    entry_profiles = batch.entry_profile_ids()
+    for pid, prof in batch.profiles.items():
+        mine = entry_profiles == pid
+        if mine.any():
+            known = prof.known_mask(batch.keys.filter(pa.array(mine))).to_numpy(zero_copy_only=False)
+            out[np.flatnonzero(mine)] = ~known
+    unprofiled = np.array([p is None for p in entry_profiles], dtype=bool)
+    if unprofiled.any():
+        known = known_anywhere(batch.keys.filter(pa.array(unprofiled))).to_numpy(zero_copy_only=False)
+        out[np.flatnonzero(unprofiled)] = ~known
+    return out
+
+
+def sensitive_entries(batch: PushBatch) -> pa.Array:
+    """Per entry of ``batch``, why it is sensitive (null: not): what the edge, the job and the dashboard hide."""
+    return sensitive_first(batch.keys, batch.types, batch.values, custom_mask(batch))

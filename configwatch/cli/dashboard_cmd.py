@@ -62,6 +62,7 @@ def config_from(settings: Settings, bootstrap: str) -> DashboardConfig:
         port=settings.dashboard_port,
         token=settings.dashboard_token or None,
         max_clients=settings.dashboard_max_clients,
+        max_client_bytes=settings.dashboard_max_client_bytes,
         max_alerts=settings.dashboard_max_alerts,
     )
 

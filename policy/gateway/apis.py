@@ -8,7 +8,9 @@ request registers the connection. PushConfig is advertised only with a policy.
 PushConfig (v0): over ``client.config.max.bytes`` gets CONFIG_TOO_LARGE without
 calling the policy; over the rate limit gets THROTTLING_QUOTA_EXCEEDED with
 ThrottleTimeMs; otherwise the policy's ``process`` runs and its violation text,
-if any, comes back as INVALID_CONFIG + ErrorMessage.
+if any, comes back as INVALID_CONFIG + ErrorMessage; a policy that cannot record
+the push now (``PolicyUnavailableError``: the publisher is not connected, stalled
+or full) gets the retriable REQUEST_TIMED_OUT with a throttle time, never NONE.
 
 Anything else (unknown API key, unsupported version, PushConfig without a
 policy, undecodable body) closes the connection, as Kafka's broker does.
@@ -23,11 +25,11 @@ from dataclasses import dataclass
 
 from configwatch.contract import config_type_from_id, is_valid_software
 from policy.api import ClientConfig, ClientConfigData, ClientConfigPolicy, RequestContext
-from policy.exceptions import PolicyViolationError, ProtocolError
+from policy.exceptions import PolicyUnavailableError, PolicyViolationError, ProtocolError
 from policy.gateway.config import GatewayConfig
 from policy.gateway.metrics import GatewayMetrics
 from policy.gateway.registry import ConnectionRegistry
-from policy.gateway.throttle import TokenBucket
+from policy.gateway.throttle import ClientQuotas
 from policy.protocol import (
     API_VERSIONS_KEY,
     API_VERSIONS_MAX_VERSION,
@@ -37,6 +39,7 @@ from policy.protocol import (
     NONE,
     PUSH_CONFIG_KEY,
     PUSH_CONFIG_MAX_VERSION,
+    REQUEST_TIMED_OUT,
     THROTTLING_QUOTA_EXCEEDED,
     UNKNOWN_SERVER_ERROR,
     UNSUPPORTED_VERSION,
@@ -50,9 +53,16 @@ from policy.protocol import (
     peek_request_header,
 )
 
-__all__ = ["ConnectionState", "Reply", "RequestHandler"]
+__all__ = ["CLIENT_ID_MAX_CHARS", "MAX_PUSH_ENTRIES", "ConnectionState", "Reply", "RequestHandler"]
 
 log = logging.getLogger(__name__)
+
+# How long a client waits before retrying a push the policy could not record (the publisher is down or full).
+UNAVAILABLE_THROTTLE_MS = 1000
+# Kafka caps neither; these bound what one client can make the gateway hold and publish.
+CLIENT_ID_MAX_CHARS = 256
+PRINCIPAL = "User:ANONYMOUS"  # plaintext listeners only: every connection is anonymous
+MAX_PUSH_ENTRIES = 1000
 
 
 @dataclass(slots=True)
@@ -65,14 +75,17 @@ class ConnectionState:
     client_software_name: str | None = None
     client_software_version: str | None = None
     client_instance_id: str | None = None
+    registered: tuple[str | None, ...] | None = None  # the identity its connection_opened carried
 
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """A framed response to write (or None), and whether to close afterwards and why."""
+    """A framed response to write (or None), whether to close afterwards and why, and how long to
+    read nothing more from the connection (a throttled client's muted channel)."""
 
     response: bytes | None
     close_reason: str | None = None
+    mute_ms: int = 0
 
 
 class RequestHandler:
@@ -84,7 +97,7 @@ class RequestHandler:
         self._policy = policy
         self._registry = registry
         self._metrics = metrics
-        self._bucket = TokenBucket(config.push_rate_limit)
+        self._quotas = ClientQuotas(config.push_rate_limit)
         keys = [ApiVersionsResponse.ApiVersion(api_key=API_VERSIONS_KEY, min_version=0,
                                                max_version=API_VERSIONS_MAX_VERSION)]
         if policy is not None:
@@ -96,7 +109,7 @@ class RequestHandler:
         return RequestContext(
             connection_id=state.connection_id, client_address=state.client_address,
             listener=self._config.listener, security_protocol=self._config.security_protocol,
-            principal="User:ANONYMOUS", client_id=state.client_id, client_instance_id=state.client_instance_id,
+            principal=PRINCIPAL, client_id=state.client_id, client_instance_id=state.client_instance_id,
             client_software_name=state.client_software_name, client_software_version=state.client_software_version,
             broker_id=self._config.broker_id)
 
@@ -104,6 +117,11 @@ class RequestHandler:
         """Answer one request frame. Raises ProtocolError when the bytes are not a request."""
         header = peek_request_header(payload)
         key, version = header.request_api_key, header.request_api_version
+        if header.client_id and len(header.client_id) > CLIENT_ID_MAX_CHARS:
+            self._metrics.requests.labels(api=str(key), outcome="client_id_too_long").inc()
+            log.info("closing %s: a client id of %d characters (limit %d)", state.connection_id,
+                     len(header.client_id), CLIENT_ID_MAX_CHARS)
+            return Reply(None, "client_id_too_long")
         if header.client_id:
             state.client_id = header.client_id
         if key == API_VERSIONS_KEY:
@@ -130,9 +148,19 @@ class RequestHandler:
                 response = ApiVersionsResponse(version=version, error_code=INVALID_REQUEST, api_keys=[],
                                                throttle_time_ms=0)
                 return Reply(encode_response(response, version, correlation_id), "invalid_request")
-            state.client_software_name, state.client_software_version = name, sw_version
-        if version >= 5:
-            state.client_instance_id = instance_id_or_none(request.client_instance_id)
+        else:
+            name, sw_version = state.client_software_name, state.client_software_version
+        instance = instance_id_or_none(request.client_instance_id) if version >= 5 else state.client_instance_id
+        identity = (name, sw_version, instance, state.client_id)
+        if state.registered is not None and state.registered != identity:
+            # The connection's events and gauges carry the first identity: a second one is refused.
+            self._metrics.requests.labels(api="ApiVersions", outcome="identity_changed").inc()
+            log.info("closing %s: a second ApiVersions with another client identity", state.connection_id)
+            response = ApiVersionsResponse(version=version, error_code=INVALID_REQUEST, api_keys=[],
+                                           throttle_time_ms=0)
+            return Reply(encode_response(response, version, correlation_id), "identity_changed")
+        state.client_software_name, state.client_software_version, state.client_instance_id = identity[:3]
+        state.registered = identity
         self._registry.register(self.context(state))
         self._metrics.requests.labels(api="ApiVersions", outcome="ok").inc()
         response = ApiVersionsResponse(version=version, error_code=NONE, api_keys=self._advertised,
@@ -153,12 +181,17 @@ class RequestHandler:
             self._metrics.requests.labels(api="PushConfig", outcome="config_too_large").inc()
             return self._push_reply(correlation_id, CONFIG_TOO_LARGE,
                                     f"PushConfig request of {size} bytes exceeds client.config.max.bytes={limit}")
-        wait_ms = self._bucket.acquire()
+        wait_ms = self._quotas.acquire(_quota_key(state))
         if wait_ms:
             self._metrics.requests.labels(api="PushConfig", outcome="throttled").inc()
             return self._push_reply(correlation_id, THROTTLING_QUOTA_EXCEEDED,
                                     "PushConfig rate limit exceeded", throttle_ms=wait_ms)
         request = decode_message(PushConfigRequest, payload, version)
+        if len(request.configs or ()) > MAX_PUSH_ENTRIES:
+            self._metrics.requests.labels(api="PushConfig", outcome="config_too_large").inc()
+            return self._push_reply(correlation_id, CONFIG_TOO_LARGE,
+                                    f"PushConfig request with {len(request.configs)} entries exceeds the "
+                                    f"gateway's {MAX_PUSH_ENTRIES}")
         configs = []
         for c in request.configs or ():
             if c.config_key is None or c.config_value is None:
@@ -172,6 +205,10 @@ class RequestHandler:
             violation = self._policy.process(self.context(state), data)
         except PolicyViolationError as exc:
             violation = str(exc)
+        except PolicyUnavailableError as exc:
+            self._metrics.requests.labels(api="PushConfig", outcome="unavailable").inc()
+            log.warning("refusing a push from %s for now: %s", state.connection_id, exc)
+            return self._push_reply(correlation_id, REQUEST_TIMED_OUT, str(exc), throttle_ms=UNAVAILABLE_THROTTLE_MS)
         except Exception as exc:  # a plugin's failure must not take the connection or the gateway down
             error = True
             # The exception's message may quote config values: log its type and frames, never its text.
@@ -193,4 +230,12 @@ class RequestHandler:
     def _push_reply(correlation_id: int, error_code: int, message: str | None, throttle_ms: int = 0) -> Reply:
         response = PushConfigResponse(version=0, throttle_time_ms=throttle_ms, error_code=error_code,
                                       error_message=message)
-        return Reply(encode_response(response, 0, correlation_id))
+        return Reply(encode_response(response, 0, correlation_id), mute_ms=throttle_ms)
+
+
+def _quota_key(state: ConnectionState) -> str:
+    """Whose quota a request uses: as Kafka's (user, client-id) quotas, the principal and client id; without a
+    client id, the client instance, else the connection."""
+    if state.client_id:
+        return f"client-id:{PRINCIPAL}/{state.client_id}"
+    return f"instance:{state.client_instance_id}" if state.client_instance_id else state.connection_id

@@ -1,9 +1,10 @@
 """One client connection: read frames under the limits, answer them in order, clean up.
 
 Every way a connection can end is counted by reason (``eof``, ``reset``,
-``idle_timeout``, ``frame_timeout``, ``truncated_frame``, ``frame_too_large``,
-``bad_request``, ``unknown_api``, ``unsupported_version``, ``invalid_request``,
-``shutdown``); none of them affects other connections.
+``idle_timeout``, ``frame_timeout``, ``write_timeout``, ``truncated_frame``,
+``frame_too_large``, ``bad_request``, ``unknown_api``, ``unsupported_version``,
+``invalid_request``, ``identity_changed``, ``client_id_too_long``, ``shutdown``);
+none of them affects other connections.
 """
 
 from __future__ import annotations
@@ -44,10 +45,16 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
             reply = handler.handle(payload, state, _now_ms())
             if reply.response is not None:
                 writer.write(reply.response)
-                await asyncio.wait_for(writer.drain(), config.frame_timeout_s)
+                try:
+                    await asyncio.wait_for(writer.drain(), config.frame_timeout_s)
+                except TimeoutError:
+                    reason = "write_timeout"  # the client does not read its responses
+                    break
             if reply.close_reason is not None:
                 reason = reply.close_reason
                 break
+            if reply.mute_ms:
+                await asyncio.sleep(reply.mute_ms / 1000.0)  # a throttled client's channel reads nothing
     except FrameError as exc:
         reason = "frame_too_large"
         log.info("closing %s: %s", connection_id, exc)

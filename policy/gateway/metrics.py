@@ -16,16 +16,30 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Summary, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Summary
 from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector
 
+from configwatch.httpserver import BoundedHandler, BoundedHTTPServer
 from policy.gateway.registry import ConnectionRegistry
 from policy.publisher import PublisherStats
 
-__all__ = ["GatewayMetrics"]
+__all__ = ["MAX_SOFTWARE_SERIES", "GatewayMetrics", "bounded_series"]
 
 MAX_WINDOW_S = 30.0
+# At most this many (software name, version) series per scrape; the rest are summed under "other".
+MAX_SOFTWARE_SERIES = 500
+OTHER = "other"
+
+
+def bounded_series(counts: dict[tuple[str, str], int]) -> list[tuple[tuple[str, str], int]]:
+    """The largest ``MAX_SOFTWARE_SERIES - 1`` series by count, then the rest summed as (other, other)."""
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    if len(ordered) <= MAX_SOFTWARE_SERIES:
+        return sorted(ordered)
+    kept = ordered[:MAX_SOFTWARE_SERIES - 1]
+    return [*sorted(kept), ((OTHER, OTHER), sum(n for _, n in ordered[MAX_SOFTWARE_SERIES - 1:]))]
 
 
 class _WindowedMax:
@@ -67,7 +81,7 @@ class _StateCollector(Collector):
         sw = GaugeMetricFamily("configwatch_gateway_client_software_connections",
                                "KIP-511 connections: open registered connections per client software name and "
                                "version", labels=["client_software_name", "client_software_version"])
-        for (name, version), n in sorted(self._connections.connections_by_software().items()):
+        for (name, version), n in bounded_series(self._connections.connections_by_software()):
             sw.add_metric([name, version], n)
         yield sw
         if self._stats is None:
@@ -82,6 +96,13 @@ class _StateCollector(Collector):
         yield events
         yield GaugeMetricFamily("configwatch_publisher_buffered", "events waiting in the publish buffer",
                                 value=stats.buffered)
+        yield GaugeMetricFamily("configwatch_publisher_buffered_bytes",
+                                "bytes of serialized events waiting in the publish buffer", value=stats.buffered_bytes)
+        yield GaugeMetricFamily("configwatch_publisher_connected",
+                                "1 when the publisher's producer is connected to Kafka", value=int(stats.connected))
+        yield GaugeMetricFamily("configwatch_publisher_oldest_unacked_age_seconds",
+                                "age of the oldest event sent to Kafka and not yet acknowledged (0: none)",
+                                value=stats.oldest_unacked_age_s)
 
 
 class GatewayMetrics:
@@ -127,7 +148,9 @@ class GatewayMetrics:
 
     def serve(self, host: str, port: int) -> int:
         """Serve /metrics on ``host:port`` (0: a free port) in a daemon thread; returns the port."""
-        self._http, self._http_thread = start_http_server(port, addr=host, registry=self.registry)
+        self._http = _MetricsServer((host, port), self.registry)
+        self._http_thread = threading.Thread(target=self._http.serve_forever, name="gateway-metrics", daemon=True)
+        self._http_thread.start()
         return int(self._http.server_port)
 
     def stop(self) -> None:
@@ -138,3 +161,31 @@ class GatewayMetrics:
         if self._http_thread is not None:
             self._http_thread.join(5)
             self._http_thread = None
+
+
+class _MetricsServer(BoundedHTTPServer):
+    """``/metrics`` (and ``/``) of one registry, on the bounded server."""
+
+    def __init__(self, address: tuple[str, int], registry: CollectorRegistry) -> None:
+        self.registry = registry
+        super().__init__(address, _MetricsHandler, max_connections=32)
+
+
+class _MetricsHandler(BoundedHandler):
+    server: _MetricsServer
+    server_version = "configwatch-gateway"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # a scrape every few seconds is not news
+
+    def do_GET(self) -> None:
+        if self.path.split("?", 1)[0] not in ("/", "/metrics"):
+            self.send_error(404, "only /metrics is served here")
+            return
+        encoder, content_type = choose_encoder(self.headers.get("Accept", ""))
+        body = encoder(self.server.registry)
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)

@@ -29,6 +29,9 @@ __all__ = ["GatewayHandle", "running_gateway", "serve_gateway"]
 
 log = logging.getLogger(__name__)
 
+# How long a starting gateway waits for its publisher to reach Kafka before it listens anyway.
+PUBLISHER_CONNECT_WAIT_S = 15.0
+
 
 @dataclass
 class GatewayHandle:
@@ -53,7 +56,8 @@ class GatewayHandle:
 
 
 def _build(settings: Settings, bootstrap_servers: str) -> GatewayHandle:
-    publisher = EventPublisher(bootstrap_servers, settings.input_topic, buffer_size=settings.policy_buffer_size)
+    publisher = EventPublisher(bootstrap_servers, settings.input_topic, buffer_size=settings.policy_buffer_size,
+                               buffer_bytes=settings.policy_buffer_bytes)
     policy: ClientConfigPolicy | None = None
     try:
         cls = load_policy_class(settings.client_config_policy_class_name)
@@ -65,6 +69,9 @@ def _build(settings: Settings, bootstrap_servers: str) -> GatewayHandle:
     except BaseException:
         publisher.close()
         raise
+    if not publisher.wait_connected(PUBLISHER_CONNECT_WAIT_S):
+        log.warning("the publisher has not reached Kafka at %s within %.0f s; pushes get a retriable error "
+                    "until it does", bootstrap_servers, PUBLISHER_CONNECT_WAIT_S)
     gateway = Gateway(GatewayConfig.from_settings(settings), policy=policy, sink=publisher,
                       publisher_stats=publisher.stats)
     return GatewayHandle(gateway, publisher, policy, None)

@@ -1,6 +1,6 @@
 """API keys and error codes the gateway and the client use on the wire.
 
-Kafka's own codes (INVALID_REQUEST=42, UNSUPPORTED_VERSION=35, INVALID_CONFIG=40,
+Kafka's own codes (REQUEST_TIMED_OUT=7, INVALID_REQUEST=42, UNSUPPORTED_VERSION=35, INVALID_CONFIG=40,
 THROTTLING_QUOTA_EXCEEDED=89, UNKNOWN_SERVER_ERROR=-1) keep their values. The
 draft KIP leaves two numbers open; configwatch picks values Apache Kafka does not
 use (its API keys end in the 90s, its error codes in the 130s): PushConfig is API
@@ -21,6 +21,7 @@ __all__ = [
     "NONE",
     "PUSH_CONFIG_KEY",
     "PUSH_CONFIG_MAX_VERSION",
+    "REQUEST_TIMED_OUT",
     "THROTTLING_QUOTA_EXCEEDED",
     "UNKNOWN_SERVER_ERROR",
     "UNSUPPORTED_VERSION",
@@ -34,6 +35,7 @@ PUSH_CONFIG_MAX_VERSION: Final = 0
 
 NONE: Final = 0
 UNKNOWN_SERVER_ERROR: Final = -1
+REQUEST_TIMED_OUT: Final = 7  # retriable: the gateway cannot publish the push now
 UNSUPPORTED_VERSION: Final = 35
 INVALID_CONFIG: Final = 40
 INVALID_REQUEST: Final = 42
@@ -43,6 +45,7 @@ CONFIG_TOO_LARGE: Final = 1001
 ERROR_NAMES: Final[dict[int, str]] = {
     NONE: "NONE",
     UNKNOWN_SERVER_ERROR: "UNKNOWN_SERVER_ERROR",
+    REQUEST_TIMED_OUT: "REQUEST_TIMED_OUT",
     UNSUPPORTED_VERSION: "UNSUPPORTED_VERSION",
     INVALID_CONFIG: "INVALID_CONFIG",
     INVALID_REQUEST: "INVALID_REQUEST",

@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from configwatch.contract import CONFIG_PUSH, CONNECTION_CLOSED, CONNECTION_OPENED, is_valid_software
+from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, is_valid_software
 from configwatch.records import Event
 from configwatch.secrets import SecretStr
 from policy.api import ClientConfig, ClientConfigData, RequestContext
@@ -31,7 +31,7 @@ from policy.client import PushOptions, select_configs
 from policy.redaction import redact
 from policy.session import ClientIdentity, PushSession
 from policy.simulator.catalog import FAMILIES, Family, KeySpec, Release
-from udfs.sensitivity import kip_sensitive_reason
+from udfs.sensitivity import kip_client_reason, sensitive_reason
 
 __all__ = ["FleetSpec", "SimulatedClient", "fleet_events", "fleet_pushes", "generate_fleet"]
 
@@ -78,9 +78,9 @@ class SimulatedClient:
         return select_configs(self.configs, self.options())[0]
 
     def redactable_values(self) -> tuple[str, ...]:
-        """Planted secrets this client sends in KIP-sensitive entries: the gateway must never publish them."""
+        """Planted secrets this client sends in sensitive entries: the gateway must never publish them."""
         return tuple(c.value for c in self.selected()
-                     if c.key in self.leaked_keys and c.value and kip_sensitive_reason(c.key, c.type))
+                     if c.key in self.leaked_keys and c.value and sensitive_reason(c.key, c.type, c.value))
 
 
 def _uuid(rng: random.Random) -> str:
@@ -98,8 +98,8 @@ def _pick_release(rng: random.Random, family: Family, *, pushing: bool | None = 
 
 def _base_configs(rng: random.Random, keys: Sequence[KeySpec]) -> list[ClientConfig]:
     """25-55 entries a compliant client would send, plus some KIP-sensitive ones it would withhold."""
-    plain = [i for i, k in enumerate(keys) if kip_sensitive_reason(k.key, k.type) is None]
-    sensitive = [i for i, k in enumerate(keys) if kip_sensitive_reason(k.key, k.type) is not None]
+    plain = [i for i, k in enumerate(keys) if kip_client_reason(k.key, k.type) is None]
+    sensitive = [i for i, k in enumerate(keys) if kip_client_reason(k.key, k.type) is not None]
     count = rng.randint(min(25, len(plain)), min(55, len(plain)))
     chosen = sorted(rng.sample(plain, count) + [i for i in sensitive if rng.random() < 0.3])
     out = []
@@ -296,7 +296,7 @@ def fleet_pushes(clients: Sequence[SimulatedClient], *, start_ms: int = 1_790_00
         yield _context(client, broker_id), ClientConfigData(tuple(entries), start_ms + client.index, size)
 
 
-def fleet_events(clients: Sequence[SimulatedClient], fingerprint_key: SecretStr | bytes, *,
+def fleet_events(clients: Sequence[SimulatedClient], fingerprint_key: SecretStr, *,
                  start_ms: int = 1_790_000_000_000, broker_id: int = 0, redact_sensitive: bool = True
                  ) -> Iterator[Event]:
     """The contract events gateway + KafkaTopicPolicy would publish: open, push (if any), close per client."""
@@ -310,7 +310,5 @@ def fleet_events(clients: Sequence[SimulatedClient], fingerprint_key: SecretStr 
         yield Event(event=CONNECTION_OPENED, timestamp_ms=ts, **ctx.event_fields())
         if ctx.connection_id in pushes:
             _, data = pushes[ctx.connection_id]
-            entries = redact(data.configs, fingerprint_key, enabled=redact_sensitive).entries
-            yield Event(event=CONFIG_PUSH, timestamp_ms=ts, configs=entries, request_size_bytes=data.size_bytes,
-                        **ctx.event_fields())
+            yield replace(redact(ctx, data, fingerprint_key, enabled=redact_sensitive).event, timestamp_ms=ts)
         yield Event(event=CONNECTION_CLOSED, timestamp_ms=ts + client.hold_ms, **ctx.event_fields())

@@ -19,9 +19,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from policy.api import ClientConfigPolicy
+from policy.api import ClientConfigData, ClientConfigPolicy, RequestContext
 from policy.client import ACCEPTED, FAILED, REJECTED, VIOLATION, push_config_async
-from policy.exceptions import PolicyViolationError
+from policy.exceptions import PolicyUnavailableError, PolicyViolationError
 from policy.session import HandshakeRejectedError, PushSession
 from policy.simulator.fleet import SimulatedClient, fleet_pushes
 from policy.simulator.progress import Progress
@@ -30,6 +30,8 @@ __all__ = ["RunOptions", "SimulationReport", "run_direct", "run_over_tcp"]
 
 CONNECTED = "connection_only"       # a release without PushConfig: ApiVersions, hold, close
 CONNECT_FAILED = "connection_failed"
+DIRECT_RETRY_S = 30.0  # how long a direct push keeps retrying a policy that cannot record it yet
+DIRECT_RETRY_BACKOFF_S = 0.1
 ATTEMPT_STATUSES = (ACCEPTED, VIOLATION, REJECTED, FAILED)
 
 
@@ -139,6 +141,20 @@ async def run_over_tcp(address: tuple[str, int], fleet: Sequence[SimulatedClient
     return _report(fleet, outcomes, started, "tcp")
 
 
+def _process_retrying(policy: ClientConfigPolicy, ctx: RequestContext, data: ClientConfigData) -> str:
+    """One push into ``policy.process``, retried as a client retries a retriable error, within a deadline."""
+    deadline = time.monotonic() + DIRECT_RETRY_S
+    while True:
+        try:
+            return VIOLATION if policy.process(ctx, data) else ACCEPTED
+        except PolicyViolationError:
+            return VIOLATION
+        except PolicyUnavailableError:
+            if time.monotonic() >= deadline:
+                return FAILED
+            time.sleep(DIRECT_RETRY_BACKOFF_S)
+
+
 def run_direct(policy: ClientConfigPolicy, fleet: Sequence[SimulatedClient], *, broker_id: int = 0,
                progress: Progress | None = None) -> SimulationReport:
     """Hand each pushing client's configuration straight to ``policy.process`` (no gateway, no sockets)."""
@@ -148,11 +164,7 @@ def run_direct(policy: ClientConfigPolicy, fleet: Sequence[SimulatedClient], *, 
                           check_software=False)
     for ctx, data in pushes:
         index = int(ctx.connection_id.rsplit("-", 1)[1])
-        try:
-            violation = policy.process(ctx, data)
-        except PolicyViolationError:
-            violation = "refused"
-        outcomes[index] = VIOLATION if violation else ACCEPTED
+        outcomes[index] = _process_retrying(policy, ctx, data)
         if progress is not None:
             progress.advance()
     if progress is not None:

@@ -1,4 +1,4 @@
-"""Each client instance's latest config push, as a safe view, in a bounded LRU.
+"""Each client instance's latest config push, as a safe view, in an LRU bounded by count and bytes.
 
 A :class:`ClientView` never holds a sensitive value: :mod:`sinks.dashboard.redact`
 builds it and replaces such values by fingerprints before it is stored.
@@ -11,7 +11,12 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ClientConfigs", "ClientView", "SafeEntry"]
+__all__ = ["ClientConfigs", "ClientView", "SafeEntry", "view_bytes"]
+
+# What one entry and one view cost in memory beyond their strings (objects, slots, tuple cells), estimated
+# high: 1,900 empty entries measured about 160 bytes each.
+_ENTRY_OVERHEAD = 250
+_VIEW_OVERHEAD = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,36 +84,58 @@ class ClientView:
         return d
 
 
-class ClientConfigs:
-    """Thread-safe LRU: the newest push per client instance, at most ``max_clients`` instances."""
+def view_bytes(view: ClientView) -> int:
+    """An upper estimate of the memory one view holds."""
+    strings = sum(len(e.key) + len(e.value or "") + len(e.fingerprint or "") + len(e.type) for e in view.entries)
+    ident = sum(len(x or "") for x in (view.client_instance_id, view.client_software_name,
+                                       view.client_software_version, view.client_id, view.principal,
+                                       view.client_address, view.connection_id))
+    return _VIEW_OVERHEAD + ident + strings + _ENTRY_OVERHEAD * len(view.entries)
 
-    def __init__(self, max_clients: int = 10_000) -> None:
+
+class ClientConfigs:
+    """Thread-safe LRU: the newest push per client instance, within ``max_clients`` and ``max_bytes``."""
+
+    def __init__(self, max_clients: int = 10_000, max_bytes: int = 64 * 1024 * 1024) -> None:
         self._lock = threading.Lock()
         self._max = max(1, max_clients)
-        self._views: OrderedDict[str, ClientView] = OrderedDict()
+        self._max_bytes = max_bytes
+        self._views: OrderedDict[str, tuple[ClientView, int]] = OrderedDict()
+        self.bytes = 0
         self.evicted = 0
 
     def put(self, view: ClientView) -> bool:
-        """Keep ``view`` unless a newer push of the same instance is already held; True when kept."""
+        """Keep ``view`` unless a newer push of the same instance is already held; True when kept.
+
+        A view larger than the whole budget is not kept.
+        """
+        size = view_bytes(view)
         with self._lock:
-            old = self._views.get(view.client_instance_id)
-            if old is not None and old.timestamp_ms > view.timestamp_ms:
+            held = self._views.get(view.client_instance_id)
+            if held is not None and held[0].timestamp_ms > view.timestamp_ms:
                 return False
-            self._views[view.client_instance_id] = view
+            if size > self._max_bytes:
+                return False
+            if held is not None:
+                self.bytes -= held[1]
+            self._views[view.client_instance_id] = (view, size)
             self._views.move_to_end(view.client_instance_id)
-            while len(self._views) > self._max:
-                self._views.popitem(last=False)
+            self.bytes += size
+            while len(self._views) > self._max or self.bytes > self._max_bytes:
+                _, (_, dropped) = self._views.popitem(last=False)
+                self.bytes -= dropped
                 self.evicted += 1
             return True
 
     def get(self, client_instance_id: str) -> ClientView | None:
         with self._lock:
-            return self._views.get(client_instance_id)
+            held = self._views.get(client_instance_id)
+            return held[0] if held is not None else None
 
     def recent(self, limit: int = 50) -> list[ClientView]:
         """The most recently pushed instances, newest first."""
         with self._lock:
-            views = list(self._views.values())
+            views = [view for view, _ in self._views.values()]
         views.sort(key=lambda v: v.timestamp_ms, reverse=True)
         return views[:limit]
 

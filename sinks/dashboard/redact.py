@@ -1,10 +1,10 @@
 """Turn ``config_push`` records into :class:`ClientView` objects that hold no sensitive value.
 
-Sensitivity is judged exactly as the streaming job judges leaks, with the shared
-rules: ``udfs.sensitivity`` (the draft KIP's type/prefix/infix/suffix rules, and
-custom keys outside the client family's known key set from ``udfs.rules.keysets``)
-and ``udfs.rules.secretscan`` (secrets inside values, inside key names, and inside
-copied identity fields such as ``client.id``). A sensitive value is replaced by its
+Sensitivity is judged exactly as the ingest edge and the streaming job judge it:
+``udfs.sensitivity.sensitive_entries`` (the draft KIP's rules on normalised keys,
+secret words in any naming style, custom keys, secrets inside values), plus
+secrets inside key names and copied identity fields such as ``client.id``
+(``udfs.rules.batch``). A sensitive value is replaced by its
 fingerprint (``configwatch.secrets.fingerprint``) inside :func:`safe_views`: the raw
 records are parsed, judged in one vectorized pass over the whole poll batch, and
 only the safe views leave this module. Entries the ingest policy already redacted
@@ -17,17 +17,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import pyarrow as pa
-
 from configwatch.contract import CONFIG_PUSH
 from configwatch.errors import ContractError
 from configwatch.records import Event
 from configwatch.secrets import SecretStr, fingerprint
 from sinks.dashboard.clients import ClientView, SafeEntry
-from udfs.rules.batch import CONFIGS_TYPE, CONTEXT_COLUMNS, PushBatch
-from udfs.rules.leaks import custom_mask
-from udfs.rules.secretscan import scan
-from udfs.sensitivity import kip_sensitive_first
+from udfs.rules.batch import PushBatch
+from udfs.sensitivity import sensitive_entries
 
 __all__ = ["REDACTED_BY_POLICY", "safe_views"]
 
@@ -50,14 +46,6 @@ def _parse(raw: bytes) -> Event:
     return Event.from_dict(obj)
 
 
-def _table(pushes: Sequence[Event]) -> pa.Table:
-    columns = {name: pa.array([getattr(e, name) for e in pushes], pa.int64() if name == "timestamp_ms"
-                              else pa.string()) for name in CONTEXT_COLUMNS}
-    columns["configs"] = pa.array([[entry.to_dict() | {"redacted": entry.redacted} for entry in e.configs or ()]
-                                   for e in pushes], CONFIGS_TYPE)
-    return pa.table(columns)
-
-
 def safe_views(raws: Sequence[bytes], key: SecretStr) -> list[Result]:
     """Judge a batch of input records at once; the raw values live only in this call."""
     results: list[Result] = [None] * len(raws)
@@ -74,9 +62,8 @@ def safe_views(raws: Sequence[bytes], key: SecretStr) -> list[Result]:
             slots.append(i)
     if not pushes:
         return results
-    batch = PushBatch.from_pushes(_table(pushes), key)
-    kip = kip_sensitive_first(batch.keys, batch.types, pa.array(custom_mask(batch))).to_pylist()
-    in_value = scan(batch.values).to_pylist()
+    batch = PushBatch.from_events(pushes, key)
+    sensitive = sensitive_entries(batch).to_pylist()
     in_key = batch.key_secret.to_pylist()
     values = batch.values.to_pylist()
     types = batch.types.to_pylist()
@@ -88,7 +75,7 @@ def safe_views(raws: Sequence[bytes], key: SecretStr) -> list[Result]:
         if batch.redacted[j]:
             entries[row].append(SafeEntry(shown_key, types[j], is_default, None, True, prints[j], REDACTED_BY_POLICY))
             continue
-        reason = in_key[j] or kip[j] or in_value[j]
+        reason = in_key[j] or sensitive[j]
         value = values[j]
         if reason is None:
             entries[row].append(SafeEntry(shown_key, types[j], is_default, value, False))

@@ -1,8 +1,10 @@
 """The HTTP side: routes, the live event stream, static assets, and ``/metrics``.
 
-Stdlib ``ThreadingHTTPServer``: one thread per connection, which suits a few
-operators' browsers and a Prometheus scraper. Every response is built from the
-state's safe documents; no route echoes request data into HTML.
+``configwatch.httpserver.BoundedHTTPServer`` (the stdlib threading server with a
+connection cap, header deadline, timeouts, body limits and security headers on
+every response): one thread per connection, which suits a few operators' browsers
+and a Prometheus scraper. Every response is built from the state's safe
+documents; no route echoes request data into HTML.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import contextlib
 import logging
 import threading
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -19,6 +20,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
+from configwatch.httpserver import BoundedHandler, BoundedHTTPServer, RequestBodyError
 from sinks.dashboard.auth import Authenticator
 from sinks.dashboard.state import DashboardState
 from sinks.dashboard.views import (
@@ -44,8 +46,6 @@ _STATIC = {
     "dom.js": "text/javascript; charset=utf-8",
     "favicon.svg": "image/svg+xml",
 }
-_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 _HEARTBEAT_S = 5.0
 
 
@@ -55,11 +55,8 @@ def load_assets() -> dict[str, bytes]:
     return {name: root.joinpath(name).read_bytes() for name in _STATIC}
 
 
-class DashboardHTTPServer(ThreadingHTTPServer):
+class DashboardHTTPServer(BoundedHTTPServer):
     """Binds ``(host, port)``; ``port`` 0 picks a free one (see ``server_port``)."""
-
-    daemon_threads = True
-    allow_reuse_address = True
 
     def __init__(self, address: tuple[str, int], state: DashboardState, registry: CollectorRegistry,
                  auth: Authenticator, assets: dict[str, bytes]) -> None:
@@ -80,11 +77,9 @@ class DashboardHTTPServer(ThreadingHTTPServer):
             return self.live_connections
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(BoundedHandler):
     server: DashboardHTTPServer
     server_version = "configwatch-dashboard"
-    sys_version = ""
-    protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s " + format, self.address_string(), *args)
@@ -95,10 +90,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
-        self.send_header("Content-Security-Policy", _CSP)
         for name, value in (extra or {}).items():
             self.send_header(name, value)
         self.end_headers()
@@ -191,8 +182,12 @@ class _Handler(BaseHTTPRequestHandler):
         if urlsplit(self.path).path != "/login" or not self.server.auth.enabled:
             self._error(HTTPStatus.NOT_FOUND, "no such route")
             return
-        length = min(int(self.headers.get("Content-Length") or 0), 4096)
-        form = parse_qs(self.rfile.read(length).decode("utf-8", "replace"))
+        try:
+            body = self.read_body()
+        except RequestBodyError as exc:
+            self.send_error(exc.status, str(exc))
+            return
+        form = parse_qs(body.decode("utf-8", "replace"))
         if self.server.auth.check_token((form.get("token") or [""])[0]):
             self._send(HTTPStatus.SEE_OTHER, b"", "text/plain",
                        {"Location": "/", "Set-Cookie": self.server.auth.session_cookie()})

@@ -30,6 +30,7 @@ class DashboardConfig:
     port: int = 8765
     token: SecretStr | None = None
     max_clients: int = 10_000
+    max_client_bytes: int = 64 * 1024 * 1024
     max_alerts: int = 2_000
     max_series: int = 1_000
     poll_ms: int = 100  # the consumer's fetch wait: bounds how long a new record waits (docs/benchmarks.md)
@@ -41,7 +42,8 @@ class DashboardService:
     def __init__(self, config: DashboardConfig) -> None:
         require_safe_bind(config.host, config.token)
         self.config = config
-        self.state = DashboardState(config.topics, max_clients=config.max_clients, max_alerts=config.max_alerts)
+        self.state = DashboardState(config.topics, max_clients=config.max_clients,
+                                    max_client_bytes=config.max_client_bytes, max_alerts=config.max_alerts)
         self._consumer = FeedConsumer(config.bootstrap_servers, self.state, config.fingerprint_key,
                                       poll_ms=config.poll_ms)
         self._server: DashboardHTTPServer | None = None

@@ -33,6 +33,7 @@ class Topics:
 class DashboardState:
     topics: Topics
     max_clients: int = 10_000
+    max_client_bytes: int = 64 * 1024 * 1024
     max_alerts: int = 2_000
     fleet: FleetGauges = field(default_factory=FleetGauges)
     alerts: AlertFeed = field(init=False)
@@ -44,5 +45,5 @@ class DashboardState:
         if len(set(self.topics.roles())) != 3:
             raise ValueError("the gauges, alerts and configs topics must be three different topics")
         self.alerts = AlertFeed(max_alerts=self.max_alerts)
-        self.clients = ClientConfigs(self.max_clients)
+        self.clients = ClientConfigs(self.max_clients, self.max_client_bytes)
         self.health = ConsumerHealth(self.topics.roles())

@@ -9,6 +9,7 @@ profile, and identity fields with any secret replaced by its fingerprint.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from configwatch.records import Event
 from configwatch.secrets import SecretStr, fingerprint
 from udfs.rules.exceptions import RulesError
 from udfs.rules.keysets import Profile, resolve_profiles
@@ -108,6 +110,16 @@ class PushBatch:
             entry_fingerprints=flat.field("fingerprint"), safe_keys=safe_keys, key_secret=key_secret,
             profile_ids=profile_ids, profiles=profiles,
         )
+
+    @classmethod
+    def from_events(cls, events: Sequence[Event], key: SecretStr) -> PushBatch:
+        """The batch of ``config_push`` events as the ingest edge and the dashboard hold them."""
+        columns: dict[str, pa.Array] = {
+            name: pa.array([getattr(e, name) for e in events], pa.int64() if name == "timestamp_ms" else pa.string())
+            for name in CONTEXT_COLUMNS}
+        columns["configs"] = pa.array([[entry.to_dict() | {"redacted": entry.redacted} for entry in e.configs or ()]
+                                       for e in events], CONFIGS_TYPE)
+        return cls.from_pushes(pa.table(columns), key)
 
     def entry_profile_ids(self) -> np.ndarray:
         return self.profile_ids[self.entry_row] if len(self.entry_row) else np.zeros(0, dtype=object)

@@ -13,7 +13,7 @@ from typing import Final
 
 from configwatch.contract import SEVERITIES
 from udfs.rules.exceptions import RulesError
-from udfs.sensitivity import RULE_CUSTOM, RULE_INFIX, RULE_PREFIX, RULE_SUFFIX, RULE_TYPE
+from udfs.sensitivity import RULE_CUSTOM, RULE_INFIX, RULE_NAME, RULE_PREFIX, RULE_SUFFIX, RULE_TYPE
 
 __all__ = ["ANOMALY", "CATALOG", "SENSITIVE_LEAK", "Rule", "rule"]
 
@@ -72,6 +72,12 @@ CATALOG: Final[tuple[Rule, ...]] = (
     _leak(RULE_SUFFIX, "medium", _ANY,
           "A key ending in .class or .classes was published with its value.",
           f"{_KIP}: keys ending in .class or .classes"),
+    _leak(RULE_NAME, "high", _ANY,
+          "A key whose words say it holds a secret (password, secret, token, credential, api key, user info, "
+          "JAAS, keystore/truststore, in any naming style) was published with its value.",
+          f"{_KIP}: sensitive configuration; the client families' own names for credentials "
+          "(kafka-python sasl_plain_password, sarama Net.SASL.Password, franz-go SASL options, "
+          "Confluent SerDes basic.auth.user.info)"),
     _leak(RULE_CUSTOM, "medium", _ANY,
           "A key outside the client family's known key set was published with its value; "
           "Kafka cannot tell what custom configuration holds.",

@@ -24,8 +24,9 @@ from udfs.rules.effective import Effective, effective
 from udfs.rules.findings import concat_raw, empty_findings, to_table
 from udfs.rules.fleet import NumericSummary, fleet_observations, score_observations
 from udfs.rules.groups import GroupState, drift_batch, group_observations
-from udfs.rules.leaks import custom_mask, leak_findings
+from udfs.rules.leaks import leak_findings
 from udfs.rules.typos import typo_findings
+from udfs.sensitivity import custom_mask
 
 __all__ = ["DetectionState", "detect", "detect_batch", "detect_with_state"]
 

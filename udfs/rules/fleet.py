@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from udfs.rules.batch import CONTEXT_COLUMNS, SUBJECT, PushBatch
-from udfs.sensitivity import kip_sensitive_first
+from udfs.sensitivity import sensitive_key_first
 
 __all__ = ["MIN_PEERS", "NumericSummary", "fleet_observations", "score_group", "score_observations"]
 
@@ -127,7 +127,7 @@ class NumericSummary:
 def fleet_observations(batch: PushBatch) -> pd.DataFrame:
     """One row per (push, documented numeric key) value: peer_group, key, value, plus the push context."""
     entry_profiles = batch.entry_profile_ids()
-    kip = pd.notna(kip_sensitive_first(batch.keys, batch.types).to_numpy(zero_copy_only=False))
+    kip = pd.notna(sensitive_key_first(batch.keys, batch.types).to_numpy(zero_copy_only=False))
     frame = pd.DataFrame({
         "row": batch.entry_row, "key": batch.keys.to_numpy(zero_copy_only=False),
         "raw": batch.values.to_numpy(zero_copy_only=False), "profile": entry_profiles,

@@ -33,6 +33,7 @@ __all__ = [
     "Profile",
     "family_of",
     "key_set_file",
+    "known_anywhere",
     "profile",
     "resolve_profiles",
 ]
@@ -260,3 +261,18 @@ def resolve_profiles(software_names: Sequence[str | None], software_versions: Se
             prof = profile(file, str(role))
             registry[prof.id] = prof
     return ids, registry
+
+
+@functools.cache
+def _known_anywhere() -> pa.Array:
+    names: set[str] = set()
+    for fam in _families():
+        for entry in fam["key_sets"]:
+            for role in _key_set(entry["file"])["roles"].values():
+                names.update(role["keys"])
+    return pa.array(sorted(names), pa.string())
+
+
+def known_anywhere(keys: pa.Array) -> pa.Array:
+    """Vectorized: True where a key is known to some family's key set (for clients of no known family)."""
+    return pc.fill_null(pc.is_in(keys, value_set=_known_anywhere()), False)

@@ -1,11 +1,11 @@
 """Sensitive-leak findings of a batch: the KIP's criteria, policy redactions, secrets in values,
 keys and identity fields.
 
-Masks are computed over all entries at once (``udfs.sensitivity`` for the KIP's
-rules, each profile's known-key mask for custom keys, ``secretscan.scan`` for
-secrets); Python only runs per finding, to fingerprint and group. One finding per
-(push, rule) names every key that rule flagged in that push. Values never leave
-this module: evidence holds the HMAC fingerprint of each flagged value.
+Masks are computed over all entries at once (``udfs.sensitivity`` for which keys
+are sensitive, custom keys included, ``secretscan.scan`` for secrets in values);
+Python only runs per finding, to fingerprint and group. One finding per (push,
+rule) names every key that rule flagged in that push. Values never leave this
+module: evidence holds the HMAC fingerprint of each flagged value.
 """
 
 from __future__ import annotations
@@ -21,23 +21,11 @@ from configwatch.secrets import SecretStr, fingerprint
 from udfs.rules.batch import PushBatch
 from udfs.rules.catalog import rule
 from udfs.rules.secretscan import scan
-from udfs.sensitivity import kip_sensitive_first
+from udfs.sensitivity import custom_mask, sensitive_key_first
 
-__all__ = ["custom_mask", "leak_findings"]
+__all__ = ["leak_findings"]
 
 _COLUMNS = ["row", "rule", "keys", "message", "evidence"]
-
-
-def custom_mask(batch: PushBatch) -> np.ndarray:
-    """True for entries whose key is outside the known key set of the push's profile."""
-    out = np.zeros(len(batch.keys), dtype=bool)
-    entry_profiles = batch.entry_profile_ids()
-    for pid, prof in batch.profiles.items():
-        mine = entry_profiles == pid
-        if mine.any():
-            known = prof.known_mask(batch.keys.filter(pa.array(mine))).to_numpy(zero_copy_only=False)
-            out[np.flatnonzero(mine)] = ~known
-    return out
 
 
 def _group(frame: pd.DataFrame) -> pd.DataFrame:
@@ -81,7 +69,7 @@ def leak_findings(batch: PushBatch, key: SecretStr, custom: np.ndarray | None = 
     custom = custom_mask(batch) if custom is None else custom
     values = batch.values
     published = pc.and_(pc.is_valid(values), pa.array(~batch.redacted)).to_numpy(zero_copy_only=False)
-    kip = kip_sensitive_first(batch.keys, batch.types, pa.array(custom)).to_numpy(zero_copy_only=False)
+    kip = sensitive_key_first(batch.keys, batch.types, custom).to_numpy(zero_copy_only=False)
     value_secret = scan(values).to_numpy(zero_copy_only=False)
     key_secret = batch.key_secret.to_numpy(zero_copy_only=False)
     types = batch.types.to_numpy(zero_copy_only=False)

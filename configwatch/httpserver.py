@@ -1,0 +1,194 @@
+"""A bounded HTTP/1.1 server for the dashboard and the gateway's ``/metrics``.
+
+The stdlib ``ThreadingHTTPServer`` with the limits it lacks (issue 14):
+
+- a connection cap (``max_connections``): one more connection gets a short 503
+  and is closed, without a thread;
+- a listen backlog of 128 instead of 5;
+- a deadline for the request line and headers (``header_timeout_s``; a
+  watchdog thread closes connections that drip them) and a socket timeout on
+  every read and write after that (``io_timeout_s``);
+- request bodies only with a valid ``Content-Length`` up to ``max_body_bytes``
+  (:meth:`BoundedHandler.read_body`);
+- no traceback when a client resets its connection (one debug line instead);
+- the security headers on every response, stdlib error pages included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import socket
+import threading
+import time
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from configwatch.errors import ConfigwatchError
+
+__all__ = ["SECURITY_HEADERS", "BoundedHTTPServer", "BoundedHandler", "RequestBodyError"]
+
+log = logging.getLogger(__name__)
+
+SECURITY_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                               "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+}
+_WATCHDOG_TICK_S = 0.5
+
+
+class RequestBodyError(ConfigwatchError):
+    """A request body the server will not read (its status says why: 400, 411 or 413)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class BoundedHTTPServer(ThreadingHTTPServer):
+    """``ThreadingHTTPServer`` with a connection cap, a backlog and a header deadline (module docstring)."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], *,
+                 max_connections: int = 256, header_timeout_s: float = 10.0, io_timeout_s: float = 30.0) -> None:
+        self.max_connections = max_connections
+        self.header_timeout_s = header_timeout_s
+        self.io_timeout_s = io_timeout_s
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._deadlines: dict[socket.socket, float] = {}
+        self._lock = threading.Lock()
+        self.refused = 0
+        super().__init__(address, handler)
+        self._watchdog = threading.Thread(target=self._watch, name="http-header-deadline", daemon=True)
+        self._watchdog.start()
+
+    # -- the connection cap ----------------------------------------------------------------
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.refused += 1
+            with contextlib.suppress(OSError):
+                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n"
+                                b"Retry-After: 1\r\n\r\n")
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.headers_done(request)
+            self._slots.release()
+
+    # -- the header deadline -----------------------------------------------------------------
+    def expect_headers(self, request: socket.socket) -> None:
+        with self._lock:
+            self._deadlines[request] = time.monotonic() + self.header_timeout_s
+
+    def headers_done(self, request: socket.socket) -> None:
+        with self._lock:
+            self._deadlines.pop(request, None)
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(_WATCHDOG_TICK_S)
+            now = time.monotonic()
+            with self._lock:
+                late = [s for s, deadline in self._deadlines.items() if deadline < now]
+                for s in late:
+                    del self._deadlines[s]
+            for s in late:
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)  # the handler's blocked read returns and the thread ends
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One line, never a traceback: a client that went away is routine."""
+        import sys
+
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError | TimeoutError | OSError):
+            log.debug("connection from %s ended: %s", client_address[0], type(exc).__name__)
+        else:
+            log.warning("request from %s failed: %s", client_address[0], type(exc).__name__)
+
+
+class BoundedHandler(BaseHTTPRequestHandler):
+    """Request handling under the server's deadlines; security headers on every response."""
+
+    server: BoundedHTTPServer
+    protocol_version = "HTTP/1.1"
+    sys_version = ""
+    max_body_bytes = 4096
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.io_timeout_s)
+
+    def handle_one_request(self) -> None:
+        self.server.expect_headers(self.request)
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.headers_done(self.request)
+
+    def parse_request(self) -> bool:
+        ok = super().parse_request()
+        self.server.headers_done(self.request)  # the body and the response run under io_timeout_s only
+        return ok
+
+    def end_headers(self) -> None:
+        sent = {name.lower() for name in getattr(self, "_sent_header_names", ())}
+        for name, value in SECURITY_HEADERS.items():
+            if name.lower() not in sent:
+                self.send_header(name, value)
+        self._sent_header_names: list[str] = []
+        super().end_headers()
+
+    def send_header(self, keyword: str, value: str) -> None:
+        if not hasattr(self, "_sent_header_names"):
+            self._sent_header_names = []
+        self._sent_header_names.append(keyword)
+        super().send_header(keyword, value)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Errors as small JSON bodies, with the security headers (stdlib pages carry none)."""
+        try:
+            short = HTTPStatus(code).phrase
+        except ValueError:
+            short = "error"
+        body = json.dumps({"error": message or short}).encode()
+        self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # the request line did not parse: answer with a real head anyway
+            self.request_version = "HTTP/1.1"
+        self.send_response(code, message)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD" and code >= 200 and code not in (HTTPStatus.NO_CONTENT, HTTPStatus.NOT_MODIFIED):
+            self.wfile.write(body)
+
+    def read_body(self) -> bytes:
+        """The request body: a valid Content-Length of at most ``max_body_bytes``, else RequestBodyError."""
+        raw = self.headers.get("Content-Length")
+        if raw is None:
+            raise RequestBodyError(HTTPStatus.LENGTH_REQUIRED, "Content-Length required")
+        if not raw.strip().isdigit():
+            raise RequestBodyError(HTTPStatus.BAD_REQUEST, "Content-Length must be a non-negative integer")
+        length = int(raw)
+        if length > self.max_body_bytes:
+            raise RequestBodyError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                                 f"request body over {self.max_body_bytes} bytes")
+        return self.rfile.read(length)

@@ -1,0 +1,174 @@
+"""The gateway under the security probe of issue 14: honest answers, bounded input, quotas per client."""
+
+from __future__ import annotations
+
+import socket
+import time
+from typing import Any
+
+import pytest
+
+from policy.api import ClientConfig
+from policy.client import ClientIdentity, PushOptions, push_config
+from policy.gateway import service
+from policy.gateway.apis import CLIENT_ID_MAX_CHARS, MAX_PUSH_ENTRIES
+from policy.gateway.metrics import MAX_SOFTWARE_SERIES, OTHER, bounded_series
+from policy.gateway.service import running_gateway
+from policy.protocol import (
+    CONFIG_TOO_LARGE,
+    INVALID_CONFIG,
+    INVALID_REQUEST,
+    NONE,
+    THROTTLING_QUOTA_EXCEEDED,
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    PushConfigRequest,
+    PushConfigResponse,
+    encode_request,
+)
+from tests.conftest import eventually
+from tests.gateway_helpers import (
+    gateway,
+    gateway_settings,
+    metric,
+    raw_connect,
+    read_events,
+    recv_until_closed,
+    roundtrip,
+)
+
+pytestmark = pytest.mark.kafka
+
+CONFIGS = [ClientConfig("acks", "all", "STRING", False), ClientConfig("linger.ms", "5", "LONG", True)]
+
+
+def _hello(sock: socket.socket, name: str = "probe", version: str = "1.0", client_id: str = "probe") -> int:
+    answer = roundtrip(sock, ApiVersionsRequest(version=3, client_software_name=name, client_software_version=version),
+                       3, client_id=client_id)
+    assert answer is not None
+    return int(ApiVersionsResponse.decode_any(answer, 3).error_code)
+
+
+def _push(sock: socket.socket, entries: int = 1, correlation_id: int = 2, empty: bool = False) -> PushConfigResponse:
+    configs = [PushConfigRequest.Config(config_key="" if empty else f"k{i}", config_value="", config_type=2,
+                                        is_default=True) for i in range(entries)]
+    answer = roundtrip(sock, PushConfigRequest(version=0, configs=configs), 0, correlation_id=correlation_id,
+                       client_id="probe")
+    assert answer is not None
+    return PushConfigResponse.decode(answer, version=0, header=True)
+
+
+def test_row1_pushes_get_a_retriable_error_while_kafka_is_unreachable(topic_name: Any,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(service, "PUBLISHER_CONNECT_WAIT_S", 0.5)
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{probe.getsockname()[1]}"
+    with running_gateway(gateway_settings(topic_name("dead")), dead) as gw:
+        result = push_config(gw.bootstrap, CONFIGS, ClientIdentity(client_id="unlucky"),
+                             PushOptions(timeout_s=3, retry_backoff_ms=50, retry_backoff_max_ms=200))
+        assert result.status == "failed" and not result.delivered, result  # retried, never "accepted"
+        assert result.attempts >= 2 and result.throttle_ms >= 1000
+        assert metric(gw, "configwatch_gateway_requests_total", api="PushConfig", outcome="unavailable") >= 2
+        assert metric(gw, "configwatch_gateway_requests_total", api="PushConfig", outcome="ok") == 0
+        assert metric(gw, "configwatch_publisher_connected") == 0
+
+
+def test_row1_publisher_health_is_on_metrics_when_connected(kafka_bootstrap: str, topic_name: Any) -> None:
+    with gateway(kafka_bootstrap, topic_name("health")) as gw:
+        assert push_config(gw.bootstrap, CONFIGS, ClientIdentity(client_id="fine")).status == "accepted"
+        assert metric(gw, "configwatch_publisher_connected") == 1
+        eventually(lambda: metric(gw, "configwatch_publisher_oldest_unacked_age_seconds") == 0 or None,
+                   timeout_s=20, message="every published event acknowledged")
+
+
+@pytest.mark.parametrize(("name", "version"), [("kafka\n", "1.0"), ("kafka", "1.0\n"),
+                                               ("k" * 1_000_000, "1.0"), ("kafka", "1" * 129)])
+def test_rows4_and_7_software_names_fullmatch_the_pattern_within_a_length(kafka_bootstrap: str, topic_name: Any,
+                                                                          name: str, version: str) -> None:
+    topic = topic_name("names")
+    with gateway(kafka_bootstrap, topic, gateway_max_frame_bytes=2 * 1024 * 1024) as gw:
+        with raw_connect(gw.address) as sock:
+            assert _hello(sock, name, version) == INVALID_REQUEST
+            assert recv_until_closed(sock) == b""
+        with raw_connect(gw.address) as bystander:
+            assert _hello(bystander, "kafka", "1.0") == NONE  # a normal client is served after it
+    assert [e.client_software_name for _, e in read_events(kafka_bootstrap, topic)] == ["kafka", "kafka"]
+
+
+def test_row4_long_client_ids_and_too_many_entries_are_refused(kafka_bootstrap: str, topic_name: Any) -> None:
+    with gateway(kafka_bootstrap, topic_name("caps")) as gw:
+        with raw_connect(gw.address) as sock:
+            sock.sendall(encode_request(ApiVersionsRequest(version=0), 0, 1, "c" * (CLIENT_ID_MAX_CHARS + 1)))
+            assert recv_until_closed(sock) == b""
+        assert metric(gw, "configwatch_gateway_connections_closed_total", reason="client_id_too_long") == 1
+        with raw_connect(gw.address) as sock:
+            assert _hello(sock) == NONE
+            answer = _push(sock, entries=MAX_PUSH_ENTRIES + 900, empty=True)  # 1,900 empty entries: 9.5 KB
+            assert answer.error_code == CONFIG_TOO_LARGE and "entries" in answer.error_message
+            assert _push(sock, entries=3, correlation_id=3).error_code in (NONE, INVALID_CONFIG)  # recorded
+
+
+def test_row4_metric_series_are_bounded() -> None:
+    counts = {(f"client-{i}", "1.0"): 1 + i % 7 for i in range(MAX_SOFTWARE_SERIES * 3)}
+    series = bounded_series(counts)
+    assert len(series) == MAX_SOFTWARE_SERIES
+    assert sum(n for _, n in series) == sum(counts.values())
+    assert series[-1][0] == (OTHER, OTHER)
+    small = {("a", "1"): 2, ("b", "2"): 1}
+    assert bounded_series(small) == sorted(small.items())
+
+
+def test_row6_quotas_are_per_client_and_a_throttled_channel_is_muted(kafka_bootstrap: str, topic_name: Any) -> None:
+    with gateway(kafka_bootstrap, topic_name("quota"), gateway_push_rate_limit=5) as gw:
+        with raw_connect(gw.address) as noisy:
+            assert _hello(noisy, client_id="noisy") == NONE
+            codes = [_push(noisy, correlation_id=10 + i).error_code for i in range(8)]
+            assert THROTTLING_QUOTA_EXCEEDED in codes
+            # A throttled answer comes at once; the next one only after the throttle time (the channel is muted).
+            while (first := _push(noisy, correlation_id=30)).error_code != THROTTLING_QUOTA_EXCEEDED:
+                pass
+            started = time.monotonic()
+            _push(noisy, correlation_id=31)
+            assert time.monotonic() - started >= first.throttle_time_ms / 1000.0 * 0.9
+            polite = [push_config(gw.bootstrap, CONFIGS, ClientIdentity(client_id=f"polite-{i}")) for i in range(6)]
+        assert [p.status for p in polite] == ["accepted"] * 6
+        assert all(p.throttle_ms == 0 for p in polite), [p.throttle_ms for p in polite]
+
+
+def test_row8_a_second_identity_on_one_connection_is_refused(kafka_bootstrap: str, topic_name: Any) -> None:
+    topic = topic_name("identity")
+    with gateway(kafka_bootstrap, topic) as gw:
+        with raw_connect(gw.address) as sock:
+            assert _hello(sock, "first-client", "1.0") == NONE
+            assert _hello(sock, "first-client", "1.0") == NONE  # the same identity again is fine
+            assert _hello(sock, "other-client", "9.9") == INVALID_REQUEST
+            assert recv_until_closed(sock) == b""
+        assert metric(gw, "configwatch_gateway_connections_closed_total", reason="identity_changed") == 1
+    events = [e for _, e in read_events(kafka_bootstrap, topic)]
+    assert [(e.event, e.client_software_name) for e in events] == [("connection_opened", "first-client"),
+                                                                   ("connection_closed", "first-client")]
+
+
+def test_row10_a_client_that_never_reads_is_closed_as_a_write_timeout(kafka_bootstrap: str, topic_name: Any) -> None:
+    with gateway(kafka_bootstrap, topic_name("noread"), gateway_frame_timeout_s=1.0) as gw:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(gw.address)
+        sock.settimeout(0.5)
+        request = encode_request(ApiVersionsRequest(version=0), 0, 1, "never-reads")
+        try:
+            # Requests until the gateway's responses fill both socket buffers and its write times out.
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not metric(
+                    gw, "configwatch_gateway_connections_closed_total", reason="write_timeout"):
+                try:
+                    sock.sendall(request * 500)
+                except (TimeoutError, OSError):
+                    time.sleep(0.2)  # our send buffer is full too: give the gateway's timeout a moment
+        finally:
+            sock.close()
+        assert metric(gw, "configwatch_gateway_connections_closed_total", reason="write_timeout") == 1
+        assert metric(gw, "configwatch_gateway_connections_closed_total", reason="idle_timeout") == 0
+        with raw_connect(gw.address) as other:
+            assert _hello(other) == NONE
