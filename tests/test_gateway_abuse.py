@@ -74,6 +74,22 @@ def test_row1_pushes_get_a_retriable_error_while_kafka_is_unreachable(topic_name
         assert metric(gw, "configwatch_publisher_connected") == 0
 
 
+def test_row2_the_publish_buffer_is_bounded_by_bytes(topic_name: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(service, "PUBLISHER_CONNECT_WAIT_S", 0.5)
+    with socket.socket() as probe:  # Kafka unreachable: every event stays buffered
+        probe.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{probe.getsockname()[1]}"
+    budget = 20_000
+    with running_gateway(gateway_settings(topic_name("bytes"), policy_buffer_bytes=budget), dead) as gw:
+        for n in range(60):  # each connection buffers a connection_opened and, on close, a connection_closed
+            with raw_connect(gw.address) as sock:
+                assert _hello(sock, "n" * 128, "1.0", client_id=f"c{n}") == NONE
+        assert metric(gw, "configwatch_publisher_buffered_bytes") <= budget
+        assert metric(gw, "configwatch_publisher_events", event="connection_opened", outcome="dropped") > 0
+        with raw_connect(gw.address) as sock:  # a normal client is still served
+            assert _hello(sock) == NONE
+
+
 def test_row1_publisher_health_is_on_metrics_when_connected(kafka_bootstrap: str, topic_name: Any) -> None:
     with gateway(kafka_bootstrap, topic_name("health")) as gw:
         assert push_config(gw.bootstrap, CONFIGS, ClientIdentity(client_id="fine")).status == "accepted"
