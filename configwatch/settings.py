@@ -59,7 +59,7 @@ class Settings:
                                          "s3a://...); overrides --checkpoint-dir", commands=("run",), metavar="URI")
     spark_master: str | None = setting(None, "Spark master URL (default: spark-submit's, else local[2])",
                                        commands=("run", "demo"), metavar="URL")
-    driver_memory: str = setting("4g", "Spark driver memory", commands=("run", "demo"), metavar="SIZE")
+    driver_memory: str = setting("2g", "Spark driver memory", commands=("run", "demo"), metavar="SIZE")
     fingerprint_key: SecretStr = setting(
         None, "per-deployment HMAC key for fingerprints (default: a random key kept in "
         "<cache>/fingerprint.key); prefer the environment variable", commands=(), metavar="KEY")

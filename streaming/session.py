@@ -34,8 +34,8 @@ class SparkSettings:
 
     master: str | None = None  # None: keep spark-submit's, else local[2]
     app_name: str = "configwatch"
-    driver_memory: str = "4g"
-    shuffle_partitions: int = 4
+    driver_memory: str = "2g"
+    shuffle_partitions: int = 2
     arrow_batch_rows: int = 10_000
     ui: bool = False
     # The module Spark forks Python workers from; Spark's own measured faster per batch (bench.daemon_choice).
