@@ -70,6 +70,10 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                      f"state operator {_n(r.get('state_op_ms_per_10k_events_first'))} -> "
                      f"{_n(r.get('state_op_ms_per_10k_events_last'))} ms; on disk "
                      f"{_n(r['state_store_bytes_on_disk'] / 2**20)} MB"))
+    if "scaling_2_vs_1" in r:
+        rates = r["scaling_records_per_s"]
+        rows.append(("8. scaling: the job at local[2] vs local[1]", f"{r['scaling_2_vs_1']:.2f}x the rate",
+                     f"local[1] {_n(rates['local[1]'])} rec/s", f"local[2] {_n(rates['local[2]'])} rec/s"))
     return rows
 
 

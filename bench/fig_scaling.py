@@ -1,0 +1,85 @@
+"""Scaling: the same job on the same workload with one core and with two (``scaling_2_vs_1``).
+
+Each master runs in its own process (Spark fixes the master when it starts): a
+warm-up run of the job on the warm-up topic, then one timed available-now run on
+the workload topic, fresh checkpoint and output topics each time. The figure is
+records/s at ``local[2]`` over records/s at ``local[1]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from bench.harness import BenchContext
+
+__all__ = ["measure"]
+
+MASTERS = ("local[1]", "local[2]")
+KEY_ENV = "CONFIGWATCH_FINGERPRINT_KEY"  # the child's key: in its environment, never on its command line
+
+
+def _run_once(master: str, bootstrap: str, topic: str, work: Path) -> float:
+    from configwatch.secrets import SecretStr
+    from configwatch.settings import Settings
+    from streaming.job import JobOptions, StreamingJob
+
+    suffix = uuid.uuid4().hex[:8]
+    settings = Settings(bootstrap_servers=bootstrap, checkpoint_dir=work / f"ckpt-{suffix}", input_topic=topic,
+                        sink="kafka", alerts_topic=f"bench-scale-alerts-{suffix}",
+                        quarantine_topic=f"bench-scale-quarantine-{suffix}",
+                        gauges_topic=f"bench-scale-gauges-{suffix}",
+                        trigger="available-now", starting_offsets="earliest",
+                        fingerprint_key=SecretStr(os.environ[KEY_ENV]),
+                        spark_master=master)
+    job = StreamingJob(settings, JobOptions.from_settings(settings), bootstrap, out=lambda _: None)
+    started = time.perf_counter()
+    job.start()
+    job.wait()
+    return time.perf_counter() - started
+
+
+def _child(master: str, bootstrap: str, topic: str, warmup_topic: str) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
+        _run_once(master, bootstrap, warmup_topic, Path(tmp))
+        seconds = _run_once(master, bootstrap, topic, Path(tmp))
+    return {"master": master, "seconds": round(seconds, 2)}
+
+
+def measure(ctx: BenchContext) -> dict[str, Any]:
+    """Both masters, one process each, one after the other."""
+    seconds: dict[str, float] = {}
+    for master in MASTERS:
+        done = subprocess.run([sys.executable, "-m", "bench.fig_scaling", "--master", master, "--bootstrap",
+                               ctx.bootstrap, "--topic", ctx.topic, "--warmup-topic", ctx.warmup_topic],
+                              capture_output=True, text=True, check=True,
+                              env={**os.environ, KEY_ENV: ctx.fingerprint_key.get_secret_value()})
+        seconds[master] = float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
+    rates = {m: ctx.records / s for m, s in seconds.items()}
+    return {
+        "scaling_seconds": seconds,
+        "scaling_records_per_s": {m: round(r) for m, r in rates.items()},
+        "scaling_2_vs_1": round(rates["local[2]"] / rates["local[1]"], 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--master", choices=MASTERS, required=True)
+    parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--topic", required=True)
+    parser.add_argument("--warmup-topic", required=True)
+    args = parser.parse_args()
+    print(json.dumps(_child(args.master, args.bootstrap, args.topic, args.warmup_topic)))
+
+
+if __name__ == "__main__":
+    main()
