@@ -70,6 +70,11 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                      f"state operator {_n(r.get('state_op_ms_per_10k_events_first'))} -> "
                      f"{_n(r.get('state_op_ms_per_10k_events_last'))} ms; on disk "
                      f"{_n(r['state_store_bytes_on_disk'] / 2**20)} MB"))
+    if "quix_peer_records_per_s" in r and "pipeline_records_per_s" in r:
+        rows.append(("3b. Quix Streams application, same logic", f"{_n(r['quix_peer_records_per_s'])} rec/s",
+                     f"the Spark job {_n(r['pipeline_records_per_s'])} rec/s",
+                     f"Spark job {r['pipeline_records_per_s'] / r['quix_peer_records_per_s']:.2f}x the Quix "
+                     "peer's rate"))
     if "scaling_2_vs_1" in r:
         rates = r["scaling_records_per_s"]
         rows.append(("8. scaling: the job at local[2] vs local[1]", f"{r['scaling_2_vs_1']:.2f}x the rate",

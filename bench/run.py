@@ -34,7 +34,7 @@ from bench.harness import BenchContext, machine
 __all__ = ["FIGURES", "main"]
 
 ROOT = Path(__file__).resolve().parent.parent
-FIGURES = ("decode", "pipeline", "peer", "latency", "state", "scaling")
+FIGURES = ("decode", "pipeline", "peer", "quix", "latency", "state", "scaling")
 FULL = {"records": 500_000, "rounds": 3, "latency_s": 120.0, "latency_rate": 2000, "state_connections": 1_000_000}
 WARMUP_RECORDS = 10_000
 QUICK = {"records": 10_000, "rounds": 1, "latency_s": 8.0, "latency_rate": 500, "state_connections": 10_000}
