@@ -4,6 +4,11 @@ Each POST carries the webhook receiver payload Alertmanager itself sends
 (``version: "4"``, ``status``, ``receiver``, ``groupKey``, ``alerts`` with
 ``labels``, ``annotations``, ``startsAt``, ``endsAt`` and ``fingerprint`` = the
 finding's ``alert_id``), so anything that takes Alertmanager webhooks takes ours.
+Like an Alertmanager route with ``group_by: [alertname]``, one POST holds the alerts
+of one rule (``groupLabels`` and ``groupKey`` name it); each alert's ``subject``
+label names what it is about (``group:<group>`` for a consumer-group finding, else
+the client instance id or client id), so a receiver can group by rule and subject.
+A group finding is one alert per rule and group (``udfs.rules.groups``).
 
 Delivery guarantee: best effort, at most once per ``alert_id`` per Python process
 (an LRU of delivered ids de-duplicates repeats). A POST is retried with
@@ -91,9 +96,33 @@ def _rfc3339(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _evidence(finding: Mapping[str, Any]) -> Any:
+    evidence = finding.get("evidence")
+    if isinstance(evidence, str):
+        try:
+            return json.loads(evidence)
+        except ValueError:
+            return None
+    return evidence
+
+
+def _subject(finding: Mapping[str, Any]) -> str | None:
+    """What the finding is about: its consumer group for a group finding, else its client."""
+    evidence = _evidence(finding)
+    if str(finding.get("rule", "")).startswith("group-") and isinstance(evidence, Mapping) and "group" in evidence:
+        return f"group:{evidence['group']}"
+    for name in ("client_instance_id", "client_id"):
+        if finding.get(name) is not None:
+            return str(finding[name])
+    return None
+
+
 def _alert(finding: Mapping[str, Any]) -> dict[str, Any]:
     labels = {"alertname": str(finding["rule"])}
     labels.update({k: str(finding[k]) for k in _LABELS if finding.get(k) is not None})
+    subject = _subject(finding)
+    if subject is not None:
+        labels["subject"] = subject
     evidence = finding.get("evidence")
     annotations = {
         "summary": str(finding.get("message", "")),
@@ -111,8 +140,10 @@ def alertmanager_payload(findings: Sequence[Mapping[str, Any]], receiver: str = 
     common = dict(alerts[0]["labels"]) if alerts else {}
     for a in alerts[1:]:
         common = {k: v for k, v in common.items() if a["labels"].get(k) == v}
-    return {"version": "4", "groupKey": f"{{}}:{{receiver=\"{receiver}\"}}", "truncatedAlerts": 0,
-            "status": "firing", "receiver": receiver, "groupLabels": {}, "commonLabels": common,
+    group = {"alertname": common["alertname"]} if "alertname" in common else {}
+    key = ",".join(f"{k}={json.dumps(v)}" for k, v in group.items()) or f"receiver={json.dumps(receiver)}"
+    return {"version": "4", "groupKey": f"{{}}:{{{key}}}", "truncatedAlerts": 0,
+            "status": "firing", "receiver": receiver, "groupLabels": group, "commonLabels": common,
             "commonAnnotations": {}, "externalURL": "", "alerts": alerts}
 
 
@@ -170,10 +201,13 @@ class WebhookWriter(SinkWriter):
 
     def close(self) -> None:
         deadline = time.monotonic() + self.sink.deadline_s
-        items = list(self._pending.values())
+        by_rule: dict[str, list[Mapping[str, Any]]] = {}
+        for f in self._pending.values():
+            by_rule.setdefault(str(f.get("rule")), []).append(f)
         self._pending.clear()
-        for start in range(0, len(items), self.sink.batch_alerts):
-            chunk = items[start:start + self.sink.batch_alerts]
+        chunks = [alerts[i:i + self.sink.batch_alerts] for _, alerts in sorted(by_rule.items())
+                  for i in range(0, len(alerts), self.sink.batch_alerts)]
+        for chunk in chunks:
             if time.monotonic() >= deadline or not self._post(chunk, deadline):
                 _count("alerts_dropped", len(chunk))
                 log.warning("webhook %s: %d alert(s) dropped after retries", self.sink.description, len(chunk))

@@ -126,6 +126,9 @@ def rule_pushes() -> list[dict[str, Any]]:
         _g("proto", **{"group.protocol": "consumer", "session.timeout.ms": "30000"}),
         _g("drift"), _g("drift", **{"partition.assignment.strategy": range_}),
         _g("mixed"), _g("mixed", **{"group.protocol": "consumer"}),
+        _g("no-common", **{"partition.assignment.strategy": "org.apache.kafka.clients.consumer.RoundRobinAssignor"}),
+        _g("no-common", **{"partition.assignment.strategy": "cooperative-sticky"}),
+        _g("streams-mix"), _g("streams-mix", **{"group.protocol": "streams"}),
     ]
     fleet = [push({"acks": "all", "linger.ms": "5", "batch.size": "16384"}, RDKAFKA) for _ in range(12)]
     return [*pushes, *fleet, push({"acks": "all", "linger.ms": "50000", "batch.size": "16384"}, RDKAFKA)]

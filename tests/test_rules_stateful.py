@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from configwatch.secrets import fingerprint
-from tests.rules_helpers import JAVA, KEY, RDKAFKA, by_rule, push, rules_of, stateful_findings
+from tests.rules_helpers import JAVA, JAVA_3, KEY, RDKAFKA, by_rule, push, rules_of, stateful_findings
 from udfs.rules.detect import DetectionState
 from udfs.rules.fleet import MIN_PEERS, NumericSummary, score_group
 from udfs.rules.groups import GroupState, canonical_strategy
@@ -37,19 +37,19 @@ def test_summary_stays_small() -> None:
 
 def test_outlier_needs_distance_and_enough_peers() -> None:
     obs = pd.DataFrame({"value": [5.0] * 30 + [7.0] * 5 + [1000.0]})
-    raw, summary = score_group("apache-kafka-java/producer", "linger.ms", obs, NumericSummary())
+    raw, summary = score_group("apache-kafka-java/producer/v4", "linger.ms", obs, NumericSummary())
     assert summary.count == 36
     assert raw["row"].tolist() == [35]  # 7 is close to 5; 1000 is two orders of magnitude away
     assert raw["evidence"][0]["peers"] == 36 and raw["evidence"][0]["peer_median"] == 5
     few = pd.DataFrame({"value": [5.0] * (MIN_PEERS - 2) + [1000.0]})
-    raw, _ = score_group("apache-kafka-java/producer", "linger.ms", few, NumericSummary())
+    raw, _ = score_group("apache-kafka-java/producer/v4", "linger.ms", few, NumericSummary())
     assert raw.empty
 
 
 def test_spread_fleet_tolerates_a_wide_but_ordinary_value() -> None:
     rng = np.random.default_rng(3)
     obs = pd.DataFrame({"value": np.concatenate([rng.lognormal(np.log(1000), 1.5, 200), [30_000.0]])})
-    raw, _ = score_group("librdkafka/consumer", "fetch.wait.max.ms", obs, NumericSummary())
+    raw, _ = score_group("librdkafka/consumer/v2", "fetch.wait.max.ms", obs, NumericSummary())
     assert 200 not in raw["row"].tolist()
 
 
@@ -58,9 +58,9 @@ def test_fleet_outlier_end_to_end_with_state_across_batches() -> None:
     assert "fleet-outlier" not in rules_of(rows)
     rows, state = stateful_findings(push({"acks": "all", "linger.ms": "5000", "batch.size": "16384"}), state=state)
     [hit] = by_rule(rows, "fleet-outlier")
-    assert hit["keys"] == ["linger.ms"] and hit["evidence"]["peer_group"] == "apache-kafka-java/producer"
+    assert hit["keys"] == ["linger.ms"] and hit["evidence"]["peer_group"] == "apache-kafka-java/producer/v4"
     assert hit["evidence"]["peers"] == 13 and hit["evidence"]["value"] == 5000
-    assert state.fleet[("apache-kafka-java/producer", "linger.ms")].count == 13
+    assert state.fleet[("apache-kafka-java/producer/v4", "linger.ms")].count == 13
 
 
 def test_fleet_peers_are_per_family_and_role() -> None:
@@ -74,7 +74,52 @@ def test_fleet_ignores_sentinels_and_sensitive_keys() -> None:
                                     "sasl.login.refresh.buffer.seconds": "1"})]
     rows, state = stateful_findings(*pushes)
     assert "fleet-outlier" not in rules_of(rows)
-    assert ("apache-kafka-java/producer", "sasl.login.refresh.buffer.seconds") not in state.fleet
+    assert ("apache-kafka-java/producer/v4", "sasl.login.refresh.buffer.seconds") not in state.fleet
+
+
+def test_a_tuning_a_sizeable_share_uses_is_not_an_outlier() -> None:
+    # 80 peers on the 64 KiB default, 20 on a deliberate 1 MiB: MAD is 0, but 1 MiB is no anomaly.
+    obs = pd.DataFrame({"value": [65536.0] * 80 + [1048576.0] * 20})
+    raw, _ = score_group("apache-kafka-java/consumer/v4", "receive.buffer.bytes", obs, NumericSummary())
+    assert raw.empty
+    # The same value used by one peer in a hundred is rare and 1.2 decades out: flagged.
+    obs = pd.DataFrame({"value": [65536.0] * 99 + [1048576.0]})
+    raw, _ = score_group("apache-kafka-java/consumer/v4", "receive.buffer.bytes", obs, NumericSummary())
+    assert raw["row"].tolist() == [99]
+    assert raw["evidence"][0]["peers_near_value"] == 1 and raw["evidence"][0]["peer_iqr"] == [65500, 65500]
+
+
+def test_rare_but_close_is_not_an_outlier_and_spread_peers_widen_the_fences() -> None:
+    close = pd.DataFrame({"value": [16384.0] * 99 + [65536.0]})  # 0.6 decades: within the one-decade floor
+    assert score_group("g", "batch.size", close, NumericSummary())[0].empty
+    bimodal = pd.DataFrame({"value": [65536.0] * 60 + [1048576.0] * 40 + [1_500_000.0]})
+    assert score_group("g", "receive.buffer.bytes", bimodal, NumericSummary())[0].empty  # next to the 1 MiB crowd
+
+
+def test_rarity_is_a_share_once_the_fleet_is_large() -> None:
+    values = [16384.0] * 290 + [262144.0] * 6 + [4_000_000.0] * 4  # 6/300 = 2%: rare; 4 copies: rare too
+    raw, _ = score_group("g", "batch.size", pd.DataFrame({"value": values}), NumericSummary())
+    assert sorted(raw["row"].tolist()) == list(range(290, 300))
+    values = [16384.0] * 270 + [262144.0] * 30  # 10% use 256 KiB on purpose
+    raw, _ = score_group("g", "batch.size", pd.DataFrame({"value": values}), NumericSummary())
+    assert raw.empty
+
+
+def test_sentinels_are_neither_counted_nor_flagged() -> None:
+    pushes = [push({"acks": "all", "receive.buffer.bytes": "65536"}) for _ in range(12)]
+    pushes += [push({"acks": "all", "receive.buffer.bytes": "-1", "retries": str(2**31 - 1), "linger.ms": "0"})]
+    rows, state = stateful_findings(*pushes)
+    assert "fleet-outlier" not in rules_of(rows)
+    assert state.fleet[("apache-kafka-java/producer/v4", "receive.buffer.bytes")].count == 12
+    assert ("apache-kafka-java/producer/v4", "retries") not in state.fleet
+    assert ("apache-kafka-java/producer/v4", "linger.ms") not in state.fleet
+
+
+def test_fleet_peers_are_per_major_version() -> None:
+    old = [push({"acks": "all", "linger.ms": "500"}, JAVA_3) for _ in range(12)]
+    rows, state = stateful_findings(*producers(12), *old)
+    assert "fleet-outlier" not in rules_of(rows)
+    assert {g for g, _ in state.fleet} == {"apache-kafka-java/producer/v3", "apache-kafka-java/producer/v4"}
 
 
 # --- consumer-group drift ---------------------------------------------------------------------------
@@ -101,38 +146,87 @@ def test_group_state_merges_latest_per_member_and_is_bounded() -> None:
     assert set(a.observe("m3", "classic", "range", 10**12).bounded(10**12).members) == {"m3"}
 
 
-def test_assignment_drift_across_batches() -> None:
-    rows, state = stateful_findings(consumer("orders"), consumer("orders"))
-    assert "group-assignment-drift" not in rules_of(rows)  # both use the Java default
-    rows, state = stateful_findings(consumer("orders", **{"partition.assignment.strategy": RANGE}), state=state)
-    [hit] = by_rule(rows, "group-assignment-drift")
-    assert hit["evidence"]["strategies"] == {"range": 1, "range,cooperative-sticky": 2}
-    assert hit["evidence"]["common"] == ["range"] and hit["evidence"]["group"] == "orders"
+def test_rolling_move_to_cooperative_sticky_is_one_info_finding_for_the_group() -> None:
+    # KIP-429 step 1: members on range, then members on range,cooperative-sticky (the Java default).
+    rows, state = stateful_findings(*[consumer("orders", **{"partition.assignment.strategy": RANGE})
+                                      for _ in range(3)])
+    assert not [r for r in rows if r["rule"].startswith("group-")]
+    rows, state = stateful_findings(consumer("orders"), consumer("orders"), state=state)
+    assert "group-assignment-drift" not in rules_of(rows)
+    [hit] = by_rule(rows, "group-assignment-transition")
+    assert hit["severity"] == "info" and hit["evidence"]["common"] == ["range"]
+    assert hit["evidence"]["strategies"] == {"range": 3, "range,cooperative-sticky": 2}
+    assert hit["evidence"]["selected"] == "range" and hit["evidence"]["group"] == "orders"
+    members = hit["evidence"]["members"]
+    assert sorted(len(v) for v in members.values()) == [2, 3]
+    assert all(len(fp) == 16 and "client" not in fp for v in members.values() for fp in v)
+    assert hit["client_id"] is None and hit["client_instance_id"] is None
     assert len(state.groups) == 1 and fingerprint("orders", KEY) in state.groups
+    # A further member on a list already seen: nothing new. Step 2 (cooperative-sticky first): the same id.
+    rows, state = stateful_findings(consumer("orders"), state=state)
+    assert not [r for r in rows if r["rule"].startswith("group-")]
+    rows, state = stateful_findings(consumer("orders", **{"partition.assignment.strategy": f"{COOP},{RANGE}"}),
+                                    state=state)
+    [again] = by_rule(rows, "group-assignment-transition")
+    assert again["alert_id"] == hit["alert_id"] and again["evidence"]["common"] == ["range"]
 
 
-def test_assignment_drift_with_no_common_strategy_and_mixed_clients() -> None:
+def test_no_common_assignor_is_one_drift_alert_per_group() -> None:
     rdk = push({"group.id": "pay", "partition.assignment.strategy": "roundrobin"}, RDKAFKA)
-    rows, _ = stateful_findings(consumer("pay", **{"partition.assignment.strategy": COOP}), rdk)
-    hits = by_rule(rows, "group-assignment-drift")
-    assert len(hits) == 2 and all(h["evidence"]["common"] == [] for h in hits)
-    assert "joins fail" in hits[0]["message"]
+    rows, state = stateful_findings(consumer("pay", **{"partition.assignment.strategy": COOP}),
+                                    consumer("pay", **{"partition.assignment.strategy": COOP}), rdk)
+    [hit] = by_rule(rows, "group-assignment-drift")
+    assert hit["evidence"]["common"] == [] and "INCONSISTENT_GROUP_PROTOCOL" in hit["message"]
+    assert hit["evidence"]["strategies"] == {"cooperative-sticky": 2, "roundrobin": 1}
+    assert "group-assignment-transition" not in rules_of(rows)
+    # Another member joining the drifting group on a known list: no new alert; on a new list: the same id.
+    rows, state = stateful_findings(consumer("pay", **{"partition.assignment.strategy": COOP}), state=state)
+    assert "group-assignment-drift" not in rules_of(rows)
+    rows, _ = stateful_findings(consumer("pay", **{"partition.assignment.strategy": "sticky"}), state=state)
+    [again] = by_rule(rows, "group-assignment-drift")
+    assert again["alert_id"] == hit["alert_id"] and again["evidence"]["strategies"]["sticky"] == 1
+
+
+def test_group_alert_id_depends_on_rule_and_group_only() -> None:
+    from udfs.rules.findings import alert_id
+    from udfs.rules.groups import group_subject
+
+    rows, _ = stateful_findings(consumer("x", **{"partition.assignment.strategy": COOP}),
+                                consumer("x", **{"partition.assignment.strategy": RANGE}))
+    [hit] = by_rule(rows, "group-assignment-drift")
+    expected = alert_id("anomaly", "group-assignment-drift", group_subject(fingerprint("x", KEY)),
+                        ("group.id", "partition.assignment.strategy"), KEY)
+    assert hit["alert_id"] == expected
+
+
+def test_evidence_lists_a_bounded_number_of_members() -> None:
+    from udfs.rules.groups import EVIDENCE_MEMBERS
+
+    many = [consumer("big") for _ in range(EVIDENCE_MEMBERS + 5)]
+    rows, _ = stateful_findings(*many, consumer("big", **{"partition.assignment.strategy": RANGE}))
+    [hit] = by_rule(rows, "group-assignment-transition")
+    assert [len(v) for v in hit["evidence"]["members"].values()] == [1, EVIDENCE_MEMBERS]
 
 
 def test_other_groups_and_consumer_protocol_members_do_not_drift() -> None:
     rows, _ = stateful_findings(consumer("a"), consumer("b", **{"partition.assignment.strategy": RANGE}))
-    assert "group-assignment-drift" not in rules_of(rows)
+    assert not [r for r in rows if r["rule"].startswith("group-")]
     rows, _ = stateful_findings(consumer("c", **{"group.protocol": "consumer"}),
                                 consumer("c", **{"group.protocol": "consumer", "partition.assignment.strategy": RANGE}))
-    assert "group-assignment-drift" not in rules_of(rows)
+    assert not [r for r in rows if r["rule"].startswith("group-assignment")]
 
 
-def test_protocol_drift() -> None:
-    rows, _ = stateful_findings(consumer("m"), consumer("m", **{"group.protocol": "consumer"}))
-    hits = by_rule(rows, "group-protocol-drift")
-    assert len(hits) == 2 and hits[0]["evidence"]["protocols"] == {"classic": 1, "consumer": 1}
-    rows, _ = stateful_findings(consumer("n"), consumer("n", **{"group.protocol": "classic"}))
+def test_classic_to_consumer_is_a_migration_and_other_mixes_drift() -> None:
+    rows, _ = stateful_findings(consumer("m"), consumer("m"), consumer("m", **{"group.protocol": "consumer"}))
     assert "group-protocol-drift" not in rules_of(rows)
+    [hit] = by_rule(rows, "group-protocol-migration")
+    assert hit["severity"] == "info" and hit["evidence"]["protocols"] == {"classic": 2, "consumer": 1}
+    rows, _ = stateful_findings(consumer("n"), consumer("n", **{"group.protocol": "classic"}))
+    assert not [r for r in rows if r["rule"].startswith("group-protocol")]
+    rows, _ = stateful_findings(consumer("s"), consumer("s", **{"group.protocol": "streams"}))
+    [hit] = by_rule(rows, "group-protocol-drift")
+    assert hit["evidence"]["protocols"] == {"classic": 1, "streams": 1}
+    assert "group-protocol-migration" not in rules_of(rows)
 
 
 def test_the_same_member_pushing_again_is_one_member() -> None:

@@ -60,11 +60,29 @@ def test_payload_is_alertmanager_version_4(receiver: Receiver) -> None:
     assert alert["labels"] == {"alertname": "acks-zero", "rule": "acks-zero", "kind": "anomaly",
                                "severity": "medium", "client_software_name": "apache-kafka-java",
                                "client_software_version": "4.3.1", "client_instance_id": f["client_instance_id"],
-                               "client_id": "orders", "principal": "User:app"}
+                               "client_id": "orders", "principal": "User:app",
+                               "subject": f["client_instance_id"]}
     assert alert["annotations"]["summary"] == f["message"] and alert["annotations"]["keys"] == "acks"
     assert json.loads(alert["annotations"]["evidence"]) == f["evidence"]
     assert alert["startsAt"] == "2026-09-21T14:13:20.123Z" and alert["endsAt"] == "0001-01-01T00:00:00Z"
     assert body["commonLabels"]["alertname"] == "acks-zero"
+    assert body["groupLabels"] == {"alertname": "acks-zero"} and body["groupKey"] == '{}:{alertname="acks-zero"}'
+
+
+def test_one_post_per_rule_and_group_findings_are_about_their_group(receiver: Receiver) -> None:
+    group = finding(rule="group-assignment-drift", keys=["group.id", "partition.assignment.strategy"],
+                    client_instance_id=None, client_software_name=None, client_software_version=None,
+                    client_id=None, principal=None, client_address=None,
+                    evidence=json.dumps({"group": "orders", "members": {"range": ["0123456789abcdef"]}}))
+    deliver(sink(receiver.url), [finding(), group, finding(client_instance_id=None)])
+    bodies = {b["groupLabels"]["alertname"]: b for b in receiver.bodies}
+    assert set(bodies) == {"acks-zero", "group-assignment-drift"}
+    [alert] = bodies["group-assignment-drift"]["alerts"]
+    assert alert["labels"] == {"alertname": "group-assignment-drift", "rule": "group-assignment-drift",
+                               "kind": "anomaly", "severity": "medium", "subject": "group:orders"}
+    assert [a["labels"]["subject"] for a in bodies["acks-zero"]["alerts"]] == [
+        "00000000-0000-4000-8000-000000000001", "orders"]
+    assert bodies["acks-zero"]["groupKey"] == '{}:{alertname="acks-zero"}'
 
 
 def test_chunks_and_common_labels(receiver: Receiver) -> None:

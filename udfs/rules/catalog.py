@@ -182,16 +182,40 @@ CATALOG: Final[tuple[Rule, ...]] = (
              f"{_CONSUMER}: group.protocol; KIP-848"),
     # --- anomalies: stateful, over the fleet ---
     _anomaly("fleet-outlier", "low", _ANY,
-             "A numeric value far outside what peers of the same software family and role use "
-             "(robust median/MAD over the fleet seen so far, minimum peer count).",
-             "configwatch fleet statistics (median absolute deviation, Iglewicz and Hoaglin modified z-score)",
+             "A numeric value that few peers use and that lies far outside what the rest use. Peers share "
+             "software family, role and key-set major version (the same documented defaults). Flagged only "
+             "when at least 10 peer values were seen, at most max(1, 2%) of them are within 0.05 decades of "
+             "the value (a setting a sizeable share uses on purpose, such as a 1 MiB receive.buffer.bytes, "
+             "is a tuning) and it lies outside Tukey's fences on the log10 scale with a floor of one order "
+             "of magnitude (q1/q3 -+ max(1.5 IQR, 1 decade)), so a fleet on one default does not make every "
+             "other value infinitely far. Sentinels are never counted or flagged: values <= 0 (-1 OS default "
+             "of send/receive.buffer.bytes, 0 linger.ms, -1 never) and Integer/Long.MAX_VALUE (unbounded).",
+             "configwatch fleet statistics over a mergeable log-scale histogram (Tukey's fences on "
+             "log10 values, relative frequency); Kafka documentation, Producer/Consumer Configs (sentinels)",
              stateful=True),
     _anomaly("group-assignment-drift", "medium", ("group.id", "partition.assignment.strategy"),
-             "Members of one group.id disagree on partition.assignment.strategy; with no common strategy "
-             "the join fails with INCONSISTENT_GROUP_PROTOCOL.",
-             f"{_CONSUMER}: partition.assignment.strategy; Kafka protocol JoinGroup", stateful=True),
+             "Classic-protocol members of one group.id list partition.assignment.strategy values with no "
+             "assignor in common: JoinGroup only picks an assignor every member supports, so members are "
+             "refused with INCONSISTENT_GROUP_PROTOCOL. One alert per group (subject: the group "
+             "fingerprint); members appear in evidence as subject fingerprints.",
+             f"{_CONSUMER}: partition.assignment.strategy; Kafka protocol JoinGroup "
+             "(GroupMetadata.selectProtocol, ConsumerCoordinator)", stateful=True),
+    _anomaly("group-assignment-transition", "info", ("group.id", "partition.assignment.strategy"),
+             "Classic-protocol members of one group.id list different partition.assignment.strategy values "
+             "that still share an assignor, as in the documented rolling move from range (or another eager "
+             "assignor) to cooperative-sticky: the group keeps working with the shared assignor. One "
+             "finding per group, again only when the set of lists changes.",
+             f"{_CONSUMER}: partition.assignment.strategy; KIP-429 (upgrading to cooperative rebalancing)",
+             stateful=True),
+    _anomaly("group-protocol-migration", "info", ("group.id", "group.protocol"),
+             "Members of one group.id use group.protocol classic and consumer: a KIP-848 online migration, "
+             "which the broker carries out while group.consumer.migration.policy allows it. One finding per "
+             "group, again only when the set of protocols changes.",
+             f"{_CONSUMER}: group.protocol; KIP-848 (online migration); Broker Configs: "
+             "group.consumer.migration.policy", stateful=True),
     _anomaly("group-protocol-drift", "low", ("group.id", "group.protocol"),
-             "Members of one group.id disagree on group.protocol (classic vs consumer).",
+             "Members of one group.id use group.protocol values that no online migration connects (anything "
+             "but a classic/consumer mix, e.g. a misspelt or a streams protocol). One alert per group.",
              f"{_CONSUMER}: group.protocol; KIP-848 (online migration)", stateful=True),
 )
 

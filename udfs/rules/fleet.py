@@ -1,18 +1,30 @@
-"""Fleet outliers: a numeric value far outside what peers of the same family and role use.
+"""Fleet outliers: a numeric value that few peers use and that lies far outside what the rest use.
 
 State per (peer group, key) is a :class:`NumericSummary`: a histogram of
 ``sign(x) * log10(1 + |x|)`` in fixed-width buckets (0.001 = about 0.23% relative
 precision; past 512 buckets the width doubles until it fits), so it is small,
-mergeable (add the counts) and JSON-serializable for Spark state. Median and MAD
-come from the histogram.
+mergeable (add the counts) and JSON-serializable for Spark state.
 
-A value is an outlier when at least ``MIN_PEERS`` values were seen for its key and
-peer group (this batch included), its modified z-score 0.6745 * |y - median| / MAD
-exceeds 3.5 (Iglewicz and Hoaglin), and it is at least an order of magnitude away
-from the median (|y - median| >= 1). When MAD is 0 (most peers agree exactly) the
-order-of-magnitude test alone decides. Only documented numeric keys of the push's
-profile count (types INT, LONG, SHORT, DOUBLE; not acks; not KIP-sensitive); values
-<= 0 are sentinels (-1 disabled, 0 off) and are ignored.
+Peers are pushes of the same software family, role and key-set major version
+(``apache-kafka-java/producer/v4``): clients that share documented defaults. A value
+is an outlier only when all of these hold (every count includes this batch):
+
+* enough peers: at least ``MIN_PEERS`` values seen for the key in the peer group;
+* rare: at most ``max(1, RARE_SHARE * peers)`` of them lie within ``RARE_RADIUS``
+  decades of it (a setting a sizeable share of the fleet uses, such as a 1 MiB
+  ``receive.buffer.bytes``, is a tuning, not an anomaly);
+* far: it lies outside Tukey's fences on the log scale, ``q1 - k`` .. ``q3 + k`` with
+  ``k = max(IQR_K * (q3 - q1), MIN_LOG_DISTANCE)``: at least an order of magnitude
+  beyond the middle half of the peers, more when they are spread (a zero spread,
+  all peers on one default, no longer makes every other value infinitely far).
+
+Only documented numeric keys of the push's profile count (types INT, LONG, SHORT,
+DOUBLE; not acks; not KIP-sensitive). Sentinels are modes, not magnitudes, so they
+are neither counted nor flagged: values <= 0 (``-1`` = OS default of
+``send.buffer.bytes``/``receive.buffer.bytes``, ``-1`` = never for
+``connections.max.idle.ms``, ``0`` = send at once for ``linger.ms``, librdkafka's
+``0`` = OS default socket buffers) and ``Integer.MAX_VALUE``/``Long.MAX_VALUE``
+(unbounded, e.g. the ``retries`` default).
 """
 
 from __future__ import annotations
@@ -28,11 +40,15 @@ import pandas as pd
 from udfs.rules.batch import CONTEXT_COLUMNS, SUBJECT, PushBatch
 from udfs.sensitivity import sensitive_key_first
 
-__all__ = ["MIN_PEERS", "NumericSummary", "fleet_observations", "score_group", "score_observations"]
+__all__ = ["IQR_K", "MIN_LOG_DISTANCE", "MIN_PEERS", "RARE_RADIUS", "RARE_SHARE", "NumericSummary",
+           "fleet_observations", "is_sentinel", "peer_group", "score_group", "score_observations"]
 
 MIN_PEERS = 10
-Z_THRESHOLD = 3.5
+RARE_SHARE = 0.02
+RARE_RADIUS = 0.05  # decades: values within about 12% count as the same setting
+IQR_K = 1.5
 MIN_LOG_DISTANCE = 1.0
+_UNBOUNDED = (float(2**31 - 1), float(2**63 - 1))
 BUCKET_WIDTH = 0.001
 MAX_BUCKETS = 512
 _NUMERIC_TYPES = ("INT", "LONG", "SHORT", "DOUBLE")
@@ -47,11 +63,26 @@ def _unlog(y: float) -> float:
     return float(np.sign(y) * (10.0 ** abs(y) - 1.0))
 
 
-def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+def _weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
     order = np.argsort(values)
     values, weights = values[order], weights[order]
     cum = np.cumsum(weights)
-    return float(values[np.searchsorted(cum, cum[-1] / 2.0)])
+    return float(values[np.searchsorted(cum, cum[-1] * q)])
+
+
+def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    return _weighted_quantile(values, weights, 0.5)
+
+
+def is_sentinel(values: np.ndarray) -> np.ndarray:
+    """Where a value is a documented mode rather than a magnitude: <= 0, or Integer/Long.MAX_VALUE."""
+    values = np.asarray(values, float)
+    return (values <= 0) | np.isin(values, _UNBOUNDED)
+
+
+def peer_group(family: str, role: str, keyset_version: str) -> str:
+    """``family/role/v<major>``: clients that share documented defaults."""
+    return f"{family}/{role}/v{keyset_version.split('.')[0]}"
 
 
 @dataclass(frozen=True)
@@ -106,11 +137,19 @@ class NumericSummary:
         centers, counts = self._centers()
         return _weighted_median(centers, counts)
 
-    def mad_log(self) -> float:
+    def quantile_log(self, q: float) -> float:
         centers, counts = self._centers()
-        med = _weighted_median(centers, counts)
-        mad = _weighted_median(np.abs(centers - med), counts)
-        return 0.0 if mad < self.width else mad  # within one bucket: no spread at this precision
+        return _weighted_quantile(centers, counts, q)
+
+    def near_counts(self, ys: np.ndarray, radius: float) -> np.ndarray:
+        """For each log value in ``ys``: how many summarized values lie within ``radius`` of it."""
+        centers, counts = self._centers()
+        order = np.argsort(centers)
+        centers, cum = centers[order], np.concatenate([[0], np.cumsum(counts[order])])
+        reach = radius + self.width / 2.0
+        lo = np.searchsorted(centers, ys - reach, side="left")
+        hi = np.searchsorted(centers, ys + reach, side="right")
+        return (cum[hi] - cum[lo]).astype(np.int64)
 
     def to_json(self) -> str:
         return json.dumps({"width": self.width, "buckets": {str(k): v for k, v in sorted(self.buckets.items())}},
@@ -140,12 +179,13 @@ def fleet_observations(batch: PushBatch) -> pd.DataFrame:
             continue
         value = pd.to_numeric(mine["raw"], errors="coerce")
         canonical = mine["key"].map({k: prof.canonical(k) for k in numeric})
-        parts.append(pd.DataFrame({"row": mine["row"].to_numpy(), "peer_group": f"{prof.family}/{prof.role}",
+        group = peer_group(prof.family, prof.role, prof.version)
+        parts.append(pd.DataFrame({"row": mine["row"].to_numpy(), "peer_group": group,
                                    "key": canonical.to_numpy(), "value": value.to_numpy(dtype=float)}))
     if not parts:
         return pd.DataFrame(columns=["peer_group", "key", "value", *CONTEXT_COLUMNS, SUBJECT])
     obs = pd.concat(parts, ignore_index=True)
-    obs = obs[np.isfinite(obs["value"]) & (obs["value"] > 0)]
+    obs = obs[np.isfinite(obs["value"]) & ~is_sentinel(obs["value"].to_numpy(dtype=float))]
     ctx = batch.context[[*CONTEXT_COLUMNS, SUBJECT]].iloc[obs["row"].to_numpy()].reset_index(drop=True)
     return pd.concat([obs.drop(columns="row").reset_index(drop=True), ctx], axis=1)
 
@@ -162,19 +202,23 @@ def score_group(peer_group: str, key: str, observations: pd.DataFrame, prior: Nu
     empty = pd.DataFrame(columns=["row", "rule", "keys", "message", "evidence"])
     if summary.count < min_peers or len(values) == 0:
         return empty, summary
-    med, mad = summary.median_log(), summary.mad_log()
-    dist = np.abs(_log(values) - med)
-    far = dist >= MIN_LOG_DISTANCE
-    if mad > 0:
-        far &= 0.6745 * dist / mad > Z_THRESHOLD
-    hits = np.flatnonzero(far)
-    median_value = _shown(float(f"{_unlog(med):.3g}"))
+    peers = summary.count
+    q1, q3 = summary.quantile_log(0.25), summary.quantile_log(0.75)
+    reach = max(IQR_K * (q3 - q1), MIN_LOG_DISTANCE)
+    ys = _log(values)
+    out_by = np.maximum(q1 - reach - ys, ys - q3 - reach)
+    near = summary.near_counts(ys, RARE_RADIUS)
+    hits = np.flatnonzero((out_by > 0) & (near <= max(1.0, RARE_SHARE * peers)))
+    median_value = _shown(float(f"{_unlog(summary.median_log()):.3g}"))
+    usual = [_shown(float(f"{_unlog(q):.3g}")) for q in (q1, q3)]
     out = [{
         "row": int(observations.index[int(i)]), "rule": "fleet-outlier", "keys": (key,),
-        "message": f"{key}={_shown(values[i])} is far from the {summary.count} values its {peer_group} peers "
-                   f"report (median about {median_value}).",
+        "message": f"{key}={_shown(values[i])} is used by {int(near[i])} of the {peers} values its {peer_group} "
+                   f"peers report and lies {out_by[i] + reach:.1f} orders of magnitude from their usual "
+                   f"{usual[0]}..{usual[1]}.",
         "evidence": {"peer_group": peer_group, "value": _shown(values[i]), "peer_median": median_value,
-                     "peer_mad_log10": round(mad, 4), "peers": summary.count},
+                     "peer_iqr": usual, "peers": peers, "peers_near_value": int(near[i]),
+                     "decades_outside": round(float(out_by[i]), 3)},
     } for i in hits]
     return (pd.DataFrame(out, columns=empty.columns) if out else empty), summary
 

@@ -1,4 +1,4 @@
-"""Consumer-group drift: members of one group.id disagreeing on assignment strategy or protocol.
+"""Consumer-group drift: members of one group.id that cannot agree, one finding per group.
 
 State per group (keyed by the group id's fingerprint) is a :class:`GroupState`: each
 member's (subject fingerprint) effective ``group.protocol``, canonical
@@ -13,6 +13,25 @@ member that sent nothing still counts. Strategies are compared by canonical name
 (Java class names map to range/roundrobin/sticky/cooperative-sticky, a custom
 assignor to ``custom:<fingerprint>``); only classic-protocol members are compared
 on strategy, because the consumer protocol ignores it.
+
+Compatibility follows the broker. Classic JoinGroup picks an assignor every member
+lists (GroupMetadata.selectProtocol: candidates all members support, then a vote
+of first preferences); a member sharing none is refused with
+INCONSISTENT_GROUP_PROTOCOL. So lists with no common assignor are
+``group-assignment-drift``, while lists that still share one (the KIP-429 rolling
+move ``range`` -> ``cooperative-sticky,range`` -> ``cooperative-sticky``) are one
+``group-assignment-transition`` (info). Members on ``classic`` and ``consumer``
+are a KIP-848 online migration (``group-protocol-migration``, info; the broker
+converts the group when ``group.consumer.migration.policy`` allows it); any other
+mix of protocols has no online migration (``group-protocol-drift``).
+
+Every finding is about the group: its subject is ``group:<group fingerprint>``, so
+its ``alert_id`` depends only on rule and group, its identity fields are empty and
+its evidence names members by subject fingerprint (at most ``EVIDENCE_MEMBERS``
+per list). A batch emits a group's finding only when the finding is new or its
+lists (or protocols) changed since the group's previous state: a member joining
+on a list already seen adds nothing; a new list re-emits the same ``alert_id``
+with updated evidence.
 """
 
 from __future__ import annotations
@@ -31,11 +50,14 @@ from udfs.rules.batch import CONTEXT_COLUMNS, SUBJECT, PushBatch, redacted_marke
 from udfs.rules.effective import Effective
 from udfs.rules.secretscan import scan
 
-__all__ = ["MAX_MEMBERS", "MEMBER_TTL_MS", "GroupState", "canonical_strategy", "drift", "drift_batch",
-           "group_observations"]
+__all__ = ["EVIDENCE_MEMBERS", "MAX_MEMBERS", "MEMBER", "MEMBER_TTL_MS", "GroupFinding", "GroupState", "assess",
+           "canonical_strategy", "drift", "drift_batch", "group_observations", "group_subject"]
 
 MAX_MEMBERS = 5_000
 MEMBER_TTL_MS = 7 * 24 * 3600 * 1000
+EVIDENCE_MEMBERS = 20
+MEMBER = "member_fp"  # observation column: the member's subject fingerprint (SUBJECT is the group's)
+_MIGRATABLE = frozenset({"classic", "consumer"})  # the protocols KIP-848 migrates between online
 _BUILTIN = {
     "org.apache.kafka.clients.consumer.RangeAssignor": "range",
     "org.apache.kafka.clients.consumer.RoundRobinAssignor": "roundrobin",
@@ -87,12 +109,21 @@ class GroupState:
         return cls({m: (o[0], o[1], int(o[2])) for m, o in json.loads(data).items()})
 
 
+def group_subject(group_fp: str) -> str:
+    """The subject of a group-level finding (what its ``alert_id`` is keyed on)."""
+    return f"group:{group_fp}"
+
+
 def group_observations(batch: PushBatch, eff: Effective, key: SecretStr) -> pd.DataFrame:
-    """One row per consumer push that names a group.id: group_fp, group label, protocol, strategy, context."""
+    """One row per consumer push that names a group.id: group_fp, group label, protocol, strategy, member, context.
+
+    ``SUBJECT`` is the group's (:func:`group_subject`), ``MEMBER`` the push's subject
+    fingerprint; the identity fields are empty: the findings are about the group.
+    """
     group_id = eff.values["group.id"]
     consumer = ~eff.role.isin(["producer", "admin"]) & group_id.notna() & (group_id.astype("string") != "")
     rows = np.flatnonzero(consumer.to_numpy(dtype=bool))
-    columns = ["group_fp", "group", "protocol", "strategy", *CONTEXT_COLUMNS, SUBJECT]
+    columns = ["group_fp", "group", "protocol", "strategy", MEMBER, *CONTEXT_COLUMNS, SUBJECT]
     if len(rows) == 0:
         return pd.DataFrame(columns=columns)
     groups = group_id.iloc[rows].astype(str)
@@ -104,14 +135,19 @@ def group_observations(batch: PushBatch, eff: Effective, key: SecretStr) -> pd.D
     protocol = eff.values["group.protocol"].iloc[rows].astype("string").str.strip().str.lower().fillna("classic")
     strategies = eff.values["partition.assignment.strategy"].iloc[rows]
     canon = {s: canonical_strategy(s, key) for s in strategies.dropna().unique()}
+    group_fp = groups.map(prints).to_numpy(dtype=object)
+    ctx = batch.context.iloc[rows].reset_index(drop=True)
     out = pd.DataFrame({
-        "group_fp": groups.map(prints).to_numpy(),
+        "group_fp": group_fp,
         "group": labels,
         "protocol": protocol.to_numpy(dtype=object),
         "strategy": strategies.map(canon).to_numpy(dtype=object),
+        MEMBER: ctx[SUBJECT].to_numpy(dtype=object),
+        **{name: None for name in CONTEXT_COLUMNS if name != "timestamp_ms"},
+        "timestamp_ms": ctx["timestamp_ms"].to_numpy(),
+        SUBJECT: [group_subject(g) for g in group_fp],
     })
-    ctx = batch.context[[*CONTEXT_COLUMNS, SUBJECT]].iloc[rows].reset_index(drop=True)
-    return pd.concat([out, ctx], axis=1)[columns]
+    return out[columns]
 
 
 def _counts(values: list[Any]) -> dict[str, int]:
@@ -121,43 +157,99 @@ def _counts(values: list[Any]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def _listed(members: Mapping[str, str]) -> dict[str, list[str]]:
+    """Member fingerprints per value, sorted, at most ``EVIDENCE_MEMBERS`` each."""
+    out: dict[str, list[str]] = {}
+    for member, value in sorted(members.items()):
+        if len(out.setdefault(value, [])) < EVIDENCE_MEMBERS:
+            out[value].append(member)
+    return dict(sorted(out.items()))
+
+
+def _selected(lists: list[str], common: set[str]) -> str:
+    """The assignor JoinGroup would pick: most first preferences among the common ones (ties by name)."""
+    votes = _counts([next(n for n in s.split(",") if n in common) for s in lists])
+    return min(votes, key=lambda n: (-votes[n], n))
+
+
+@dataclass(frozen=True)
+class GroupFinding:
+    """One group-level finding; ``signature`` is what must change for it to be emitted again."""
+
+    rule: str
+    keys: tuple[str, ...]
+    message: str
+    evidence: dict[str, Any]
+    signature: tuple[str, ...]
+
+
+def _assignment(state: GroupState, label: str) -> GroupFinding | None:
+    classic = {m: o[1] for m, o in state.members.items() if o[0] == "classic" and o[1] is not None}
+    strategies = _counts(list(classic.values()))
+    if len(strategies) < 2:
+        return None
+    common = set.intersection(*(set(s.split(",")) for s in strategies))
+    shown = "; ".join(f"{s}: {n}" for s, n in strategies.items())
+    evidence: dict[str, Any] = {"group": label, "strategies": strategies, "common": sorted(common),
+                                "members": _listed(classic)}
+    keys = ("group.id", "partition.assignment.strategy")
+    if not common:
+        return GroupFinding("group-assignment-drift", keys,
+                            f"members of consumer group {label} share no partition.assignment.strategy ({shown}); "
+                            "JoinGroup needs an assignor every member supports, so members are refused with "
+                            "INCONSISTENT_GROUP_PROTOCOL.", evidence, tuple(strategies))
+    selected = _selected(list(classic.values()), common)
+    evidence["selected"] = selected
+    return GroupFinding("group-assignment-transition", keys,
+                        f"consumer group {label} is moving between partition.assignment.strategy lists ({shown}); "
+                        f"every member supports {', '.join(sorted(common))}, so the group keeps assigning with "
+                        f"{selected} until the move completes.", evidence, tuple(strategies))
+
+
+def _protocol(state: GroupState, label: str) -> GroupFinding | None:
+    protocols = _counts([o[0] for o in state.members.values()])
+    if len(protocols) < 2:
+        return None
+    shown = ", ".join(f"{p}: {n}" for p, n in protocols.items())
+    evidence = {"group": label, "protocols": protocols,
+                "members": _listed({m: o[0] for m, o in state.members.items()})}
+    keys = ("group.id", "group.protocol")
+    if set(protocols) <= _MIGRATABLE:
+        return GroupFinding("group-protocol-migration", keys,
+                            f"consumer group {label} has members on group.protocol classic and consumer ({shown}): "
+                            "a KIP-848 online migration, which the broker carries out when "
+                            "group.consumer.migration.policy allows it.", evidence, tuple(protocols))
+    return GroupFinding("group-protocol-drift", keys,
+                        f"members of consumer group {label} use group.protocol values that no online migration "
+                        f"connects ({shown}).", evidence, tuple(protocols))
+
+
+def assess(state: GroupState, label: str) -> list[GroupFinding]:
+    """The group-level findings that hold for ``state`` (at most one per rule)."""
+    return [f for f in (_protocol(state, label), _assignment(state, label)) if f is not None]
+
+
 _Obs = tuple[int, str, str, "str | None", int]  # row, member, protocol, strategy, time
 
 
 def _drift(obs: list[_Obs], label: str, prior: GroupState) -> tuple[list[dict[str, Any]], GroupState]:
-    """The drift findings of one group's observations (plain lists) and its new state."""
+    """The group findings that are new or changed after this batch's observations, and the new state."""
     seen = {member: (protocol, strategy, ts) for _, member, protocol, strategy, ts in sorted(obs, key=lambda o: o[4])}
     state = prior.merge(GroupState(seen))
     state = state.bounded(max((o[2] for o in state.members.values()), default=0))
-    members = list(state.members.values())
-    protocols = _counts([m[0] for m in members])
-    classic = [m[1] for m in members if m[0] == "classic" and m[1] is not None]
-    strategies = _counts(classic)
-    common = sorted(set.intersection(*(set(s.split(",")) for s in classic))) if classic else []
-    out: list[dict[str, Any]] = []
-    for row, _, protocol, strategy, _ in obs:
-        if len(protocols) > 1:
-            out.append({"row": row, "rule": "group-protocol-drift", "keys": ("group.id", "group.protocol"),
-                        "message": f"members of consumer group {label} disagree on group.protocol "
-                                   f"({', '.join(f'{k}: {v}' for k, v in protocols.items())}); this member uses "
-                                   f"{protocol}.",
-                        "evidence": {"group": label, "protocols": protocols, "member_protocol": protocol}})
-        if protocol == "classic" and strategy is not None and len(strategies) > 1:
-            out.append({"row": row, "rule": "group-assignment-drift",
-                        "keys": ("group.id", "partition.assignment.strategy"),
-                        "message": f"members of consumer group {label} use {len(strategies)} different "
-                                   f"partition.assignment.strategy lists; "
-                                   + (f"common strategies: {', '.join(common)}." if common else
-                                      "no strategy is common to all, so joins fail."),
-                        "evidence": {"group": label, "strategies": strategies, "member_strategy": strategy,
-                                     "common": common}})
+    if not obs:
+        return [], state
+    before = {f.rule: f.signature for f in assess(prior, label)}
+    row = max(obs, key=lambda o: (o[4], o[0]))[0]  # the latest push stands for the batch
+    out = [{"row": row, "rule": f.rule, "keys": f.keys, "message": f.message, "evidence": f.evidence}
+           for f in assess(state, label) if before.get(f.rule) != f.signature]
     return out, state
 
 
 def _as_lists(observations: pd.DataFrame) -> tuple[list[str], list[str], list[_Obs]]:
     ts = pd.to_numeric(observations["timestamp_ms"], errors="coerce").fillna(0).astype("int64").tolist()
     strategies = [None if pd.isna(s) else str(s) for s in observations["strategy"].tolist()]
-    obs = list(zip(observations.index.tolist(), observations[SUBJECT].astype(str).tolist(),
+    obs = list(zip(observations.index.tolist(), observations[MEMBER].astype(str).tolist(),
                    observations["protocol"].astype(str).tolist(), strategies, ts, strict=True))
     return observations["group_fp"].astype(str).tolist(), observations["group"].astype(str).tolist(), obs
 

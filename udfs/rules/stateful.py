@@ -8,7 +8,9 @@ JSON record in ``finding`` with its ``alert_id`` in ``out_key`` (so the job deco
 and detects in one pass, and everything leaves through one operator). ``step``
 takes every row of one state key plus that key's state (JSON text, ``None`` at
 first) and returns contract finding rows and the new state (``None``: nothing to
-keep). Spark groups by ``state_key`` and keeps the JSON in its state store;
+keep). A group row's ``subject_fp`` is the group's (``group:<fingerprint>``) and
+``member_fp`` the pushing client's, so group findings get one ``alert_id`` per
+rule and group. Spark groups by ``state_key`` and keeps the JSON in its state store;
 tests call both directly. Neither the state keys nor the state ever hold a raw
 group id, client id or config value: only fingerprints, documented key names and
 numbers.
@@ -28,7 +30,7 @@ from udfs.rules.effective import Effective, effective
 from udfs.rules.exceptions import RulesError
 from udfs.rules.findings import contract_json, from_contract_json, to_table
 from udfs.rules.fleet import NumericSummary, fleet_observations, score_group
-from udfs.rules.groups import GroupState, drift, group_observations
+from udfs.rules.groups import MEMBER, GroupState, drift, group_observations
 
 __all__ = ["FLEET", "GROUP", "OBSERVATION_SCHEMA", "PASS", "PASS_BUCKETS", "observe", "pass_key", "prepare", "step"]
 
@@ -47,6 +49,7 @@ OBSERVATION_SCHEMA = pa.schema([
     pa.field("group", pa.string()),
     pa.field("protocol", pa.string()),
     pa.field("strategy", pa.string()),
+    pa.field(MEMBER, pa.string()),
     *[pa.field(name, pa.int64() if name == "timestamp_ms" else pa.string()) for name in CONTEXT_COLUMNS],
     pa.field(SUBJECT, pa.string()),
     pa.field("finding", pa.string()),
