@@ -22,6 +22,7 @@ from tests.rules_helpers import (
 from udfs.sensitivity import RULE_CUSTOM, RULE_INFIX, RULE_PREFIX, RULE_SUFFIX, RULE_TYPE
 
 PRODUCER = [entry("acks", "all"), entry("linger.ms", "5", "LONG")]
+STREAMS_CLIENT_ID = "inventory-join-app-f7c89e69-381d-4b11-aac3-c708b5e527bd-StreamThread-1-consumer"
 
 CASES: list[tuple[str, tuple[str, str], list[dict[str, Any]], bool]] = [
     (RULE_TYPE, JAVA, [entry("ssl.key.password", "hunter2", "PASSWORD")], True),
@@ -49,6 +50,9 @@ CASES: list[tuple[str, tuple[str, str], list[dict[str, Any]], bool]] = [
                                             "LIST")], False),
     ("secret-high-entropy", JAVA, [entry("client.id", "Zx9Kq2Lm8Pw4Rt7Yb3Nc")], True),
     ("secret-high-entropy", JAVA, [entry("client.id", "123e4567-e89b-12d3-a456-426614174000")], False),
+    ("secret-high-entropy", JAVA, [entry("client.id", STREAMS_CLIENT_ID)], False),
+    ("secret-high-entropy", JAVA, [entry("client.id", "orders-app-Zx9Kq2Lm8Pw4Rt7Yb3Nc-StreamThread-1-consumer")],
+     True),
 ]
 
 
@@ -110,3 +114,19 @@ def test_clean_identity_fields_are_copied_unchanged() -> None:
     rows = findings(push([*PRODUCER, entry("app.flag", "on")], client_id="orders-producer", principal="User:app"))
     assert rows and all(r["client_id"] == "orders-producer" and r["principal"] == "User:app" for r in rows)
     assert "secret-in-identity" not in rules_of(rows)
+
+
+def test_conventional_identity_fields_are_not_secrets() -> None:
+    principal = "User:CN=inventory-join-app-f7c89e69-381d-4b11-aac3-c708b5e527bd,OU=Streams"
+    rows = findings(push([*PRODUCER, entry("client.id", STREAMS_CLIENT_ID), entry("app.flag", "on")],
+                         client_id=STREAMS_CLIENT_ID, principal=principal))
+    assert rows and all(r["client_id"] == STREAMS_CLIENT_ID and r["principal"] == principal for r in rows)
+    assert not {"secret-in-identity", "secret-high-entropy"} & rules_of(rows)
+
+
+def test_a_token_in_a_streams_client_id_is_still_a_secret_in_identity() -> None:
+    client_id = "inventory-join-app-Zx9Kq2Lm8Pw4Rt7Yb3NcV5hJ-StreamThread-1-consumer"
+    [hit] = by_rule(findings(push(PRODUCER, client_id=client_id)), "secret-in-identity")
+    assert hit["evidence"]["fields"] == [{"field": "client_id", "kind": "secret-high-entropy",
+                                          "fingerprint": fingerprint(client_id, KEY)}]
+    assert hit["client_id"] == f"redacted:{fingerprint(client_id, KEY)}"

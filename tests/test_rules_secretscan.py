@@ -35,6 +35,7 @@ POSITIVES = [
     ("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", HIGH_ENTROPY),
     ("Zx9Kq2Lm8Pw4Rt7Yb3Nc", HIGH_ENTROPY),
     ("token value: 3kF9zQ2mX7pL4vB8nR1tY6wC5hJ0gD", HIGH_ENTROPY),
+    ("orders-app-3kF9zQ2mX7pL4vB8nR1tY6wC-StreamThread-1-consumer", HIGH_ENTROPY),  # a token in a compound id
 ]
 
 NEGATIVES = [
@@ -48,6 +49,8 @@ NEGATIVES = [
     "OrderServiceConsumer2024",                        # camelCase identifier
     "payments-consumer-group-prod-eu-west-1",          # kebab identifier
     "orders-7d9f8b6c5-x2x7k",                          # pod name
+    "orders-app-f7c89e69-381d-4b11-aac3-c708b5e527bd-StreamThread-1-consumer",  # Kafka Streams client id
+    "orders-app-f7c89e69-381d-4b11-aac3-c708b5e527bd-StreamThread-2-0_1-producer",
     "org.apache.kafka.common.serialization.StringSerializer",
     "org.apache.kafka.common.security.plain.PlainLoginModule required;",
     "https://schema-registry.example.com:8081/subjects?deleted=true",

@@ -6,7 +6,9 @@ It runs one combined prefilter regex over every value, the per-kind regexes only
 over what passed, and the entropy test only over long mixed-class tokens; no
 Python loop runs per value. What it deliberately does not flag: UUIDs, hex ids and
 hashes (at most two character classes), host:port lists, dotted class names and
-ordinary identifiers (low class-switch rate), and ``${provider:...}`` references.
+ordinary identifiers (low class-switch rate), compound ids such as Kafka Streams
+thread client ids (their structured segments are taken out before the entropy test,
+``udfs.rules.identity``), and ``${provider:...}`` references.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from udfs.rules.entropy import token_stats
+from udfs.rules.identity import strip_structure
 
 __all__ = ["HIGH_ENTROPY", "KINDS", "mask_secrets", "scan", "scan_strings"]
 
@@ -96,8 +99,11 @@ def _high_entropy(values: pa.Array) -> np.ndarray:
     long_enough = pc.greater_equal(pc.utf8_length(tokens), _ENTROPY_MIN_LEN).to_numpy(zero_copy_only=False)
     if not long_enough.any():
         return hit
-    tokens = tokens.filter(pa.array(long_enough))
+    # Judge what is left of each token once the structure of compound ids is taken out.
+    tokens = strip_structure(tokens.filter(pa.array(long_enough)))
     owners = owners[long_enough]
+    long_enough = pc.greater_equal(pc.utf8_length(tokens), _ENTROPY_MIN_LEN).to_numpy(zero_copy_only=False)
+    tokens, owners = tokens.filter(pa.array(long_enough)), owners[long_enough]
     stats = token_stats(tokens)
     mixed = (stats.classes & (_LOWER | _UPPER | _DIGIT)) == (_LOWER | _UPPER | _DIGIT)
     bits = np.where(stats.length >= 32, _ENTROPY_BITS_LONG, _ENTROPY_BITS)
@@ -144,7 +150,7 @@ def scan(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     return pa.array(out, pa.string())
 
 
-def scan_strings(values: list[str | None]) -> list[str | None]:
+def scan_strings(values: Sequence[str | None]) -> list[str | None]:
     """Convenience for small Python lists (tests, the bench): ``scan`` over ``pa.array(values)``."""
     return scan(pa.array(values, pa.string())).to_pylist()
 
