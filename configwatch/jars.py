@@ -1,9 +1,10 @@
 """Resolve configwatch's pinned JVM dependencies with Maven into a cache directory.
 
-The manifest is ``streaming/jvm/pom.xml``. Two jar sets, one Maven profile each:
+The manifest is ``streaming/jvm/pom.xml``. Three jar sets, one Maven profile each:
 
 - ``connector``: Spark's Kafka connector at exactly the installed PySpark's version;
-- ``broker``: the Apache Kafka broker the project runs locally in KRaft mode.
+- ``broker``: the Apache Kafka broker the project runs locally in KRaft mode;
+- ``clients``: one kafka-clients release alone (the real Java client of the tests).
 
 Each set lands in ``<cache>/jars/<set>-<version>/`` and is written atomically,
 so a second resolve finds it complete and does nothing.
@@ -25,7 +26,7 @@ from pathlib import Path
 from configwatch.errors import SetupError
 from configwatch.paths import cache_dir
 
-__all__ = ["POM", "broker_jars", "connector_jars", "kafka_version", "resolve", "spark_version"]
+__all__ = ["POM", "broker_jars", "client_jars", "connector_jars", "kafka_version", "resolve", "spark_version"]
 
 log = logging.getLogger(__name__)
 
@@ -56,14 +57,14 @@ def _jars_in(directory: Path) -> list[Path]:
 
 
 def resolve(name: str, version: str) -> list[Path]:
-    """Resolve one jar set (``connector`` or ``broker``) and return its jars."""
+    """Resolve one jar set (``connector``, ``broker`` or ``clients``) and return its jars."""
     target = _set_dir(name, version)
     if (target / _MARKER).exists():
         return _jars_in(target)
     mvn = shutil.which("mvn")
     if mvn is None:
         raise SetupError("Maven ('mvn') is not on PATH; install Maven 3.8+ to fetch the Kafka/Spark jars")
-    prop = "spark.version" if name == "connector" else "kafka.version"
+    prop = {"connector": "spark.version", "broker": "kafka.version", "clients": "clients.version"}[name]
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
     cmd = [
@@ -94,6 +95,11 @@ def connector_jars() -> list[Path]:
 def broker_jars() -> list[Path]:
     """Kafka broker jars (resolved on first use)."""
     return resolve("broker", kafka_version())
+
+
+def client_jars(version: str) -> list[Path]:
+    """kafka-clients ``version`` alone, with a silent logger (resolved on first use)."""
+    return resolve("clients", version)
 
 
 def main() -> int:

@@ -63,7 +63,7 @@ class KafkaTopicPolicy(ClientConfigPolicy):
             self._owned = EventPublisher(bootstrap, configs.get("input_topic") or INPUT_TOPIC,
                                          buffer_size=int(configs.get("policy_buffer_size", 10_000)),
                                          buffer_bytes=int(configs.get("policy_buffer_bytes", 32 * 1024 * 1024)),
-                                         client_id="configwatch-policy")
+                                         client_id="configwatch-policy", identity_key=self._key)
             self._sink = self._owned
         if not self._redact:
             log.warning("redaction is off: sensitive config values will be published as sent")

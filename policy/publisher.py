@@ -14,7 +14,8 @@ still unsent at the close deadline), each logged.
 
 Delivery guarantee: at least once for ``connection_*`` events, idempotent
 (exactly once per producer session) for ``config_push``; nothing accepted into
-the buffer is lost without being counted.
+the buffer is lost without being counted. Given an ``identity_key``, an identity
+field holding a secret (a token as client id) leaves as its ``redacted:`` marker.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from typing import Any, Protocol, runtime_checkable
 from kafka import KafkaProducer
 
 from configwatch.records import Event
+from configwatch.secrets import SecretStr
+from udfs.sensitivity import mask_identity
 
 __all__ = ["EventPublisher", "EventSink", "PublisherAware", "PublisherStats"]
 
@@ -79,10 +82,12 @@ class EventPublisher:
 
     def __init__(self, bootstrap_servers: str, topic: str, *, buffer_size: int = 10_000,
                  buffer_bytes: int = 32 * 1024 * 1024, stall_s: float = 10.0,
-                 client_id: str = "configwatch-gateway", producer_config: dict[str, Any] | None = None) -> None:
+                 client_id: str = "configwatch-gateway", producer_config: dict[str, Any] | None = None,
+                 identity_key: SecretStr | None = None) -> None:
         if buffer_size < 1 or buffer_bytes < 1:
             raise ValueError("buffer_size and buffer_bytes must be at least 1")
         self.topic = topic
+        self._identity_key = identity_key  # set: identity fields holding a secret leave as their marker
         self._bootstrap = bootstrap_servers
         self._client_id = client_id
         self._producer_config = producer_config or {}
@@ -136,6 +141,8 @@ class EventPublisher:
         Events are buffered while the producer connects; only a full buffer or a closing
         publisher drops one. ``unavailable`` says whether it would be published soon.
         """
+        if self._identity_key is not None:
+            event = mask_identity(event, self._identity_key)
         key, value = event.kafka_key(), event.to_json().encode()
         size = len(key) + len(value) + _ITEM_OVERHEAD_BYTES
         with self._lock:

@@ -176,6 +176,7 @@ def test_the_lease_drops_a_silent_connection_logs_and_counts_it(kafka_bootstrap:
     removed = [json.loads(line) for p in sorted((out / "gauges").glob("part-*.jsonl"))
                for line in p.read_text().splitlines() if '"removed":true' in line]
     assert [(g["client_software_name"], g["connections"]) for g in removed] == [("apache-kafka-java", 0)]
-    log_text = stderr.read_text()
+    # The warning comes from a Python worker, whose output Spark copies into <checkpoint root>/spark.log.
+    log_text = stderr.read_text() + (tmp_path / "ckpt" / "spark.log").read_text()
     assert "connection lease: dropped 1 connection(s) with no event for 8000 ms or more" in log_text, \
         log_text[-3000:]

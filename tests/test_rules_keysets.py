@@ -64,7 +64,8 @@ def test_families(name: str | None, family: str | None) -> None:
     ("apache-kafka-java", "4.3.1-SNAPSHOT", "apache-kafka-java-4.3.json"),
     ("apache-kafka-java", "trunk", "apache-kafka-java-4.3.json"),
     ("confluent-kafka-python", "2.6.0-rdkafka-2.6.0", "librdkafka-2.15.json"),
-    ("kafka-python", "2.0.2", None),
+    ("kafka-python", "2.0.2", "kafka-python-2.0.json"),
+        ("sarama", "1.45.0", "sarama-1.60.json"),
 ])
 def test_version_selects_key_set(name: str, version: str, file: str | None) -> None:
     assert key_set_file(name, version) == file

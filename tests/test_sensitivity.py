@@ -99,3 +99,18 @@ def test_normalisation_and_words() -> None:
     assert key_words("Net.SASL.Password") == ("net", "sasl", "password")
     assert key_words("sasl_plain_password") == ("sasl", "plain", "password")
     assert key_words("basic.auth.user.info") == ("basic", "auth", "user", "info")
+
+
+def test_identity_fields_holding_a_secret_leave_as_their_marker() -> None:
+    from configwatch.records import Event
+    from configwatch.secrets import SecretStr
+    from udfs.sensitivity import mask_identity
+
+    key = SecretStr("k")
+    jwt = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ."
+           "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+    streams = "inventory-join-app-f7c89e69-381d-4b11-aac3-c708b5e527bd-StreamThread-1-consumer"
+    leaked = mask_identity(Event(event="connection_opened", timestamp_ms=1, connection_id="c", client_id=jwt), key)
+    assert leaked.client_id is not None and leaked.client_id.startswith("redacted:") and jwt not in leaked.to_json()
+    clean = Event(event="connection_opened", timestamp_ms=1, connection_id="c", client_id=streams)
+    assert mask_identity(clean, key) is clean

@@ -61,7 +61,7 @@ def test_pushes_without_network_have_the_benchmark_shape() -> None:
     fleet = generate_fleet(FleetSpec(clients=500, seed=9))
     pushes = list(fleet_pushes(fleet))
     assert len(pushes) > 250
-    assert all(25 <= len(data.configs) <= 56 for _, data in pushes)
+    assert all(24 <= len(data.configs) <= 56 for _, data in pushes)
     sizes = [data.size_bytes or 0 for _, data in pushes]
     assert min(sizes) > 500 and max(sizes) <= 10240 and 800 < sum(sizes) / len(sizes) < 2048
     events = list(fleet_events(fleet, SecretStr("bench")))

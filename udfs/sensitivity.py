@@ -15,6 +15,10 @@ An entry is sensitive, checked in this order (the first reason is reported):
    used by the application or SerDes may hold anything);
 4. a value with a secret in it (``udfs.rules.secretscan``), whatever the key.
 
+An identity field (client id, principal, software name, ...) with a secret in it is
+replaced by its ``redacted:<fingerprint>`` marker wherever it travels
+(:func:`mask_identity` for one event at the edge; the job masks whole batches).
+
 :func:`sensitive_first` is the vectorized decision; :func:`sensitive_reason` the
 same for one entry. Callers that know the client judge custom keys with
 ``udfs.rules.keysets`` and pass that mask in.
@@ -22,17 +26,20 @@ same for one entry. Callers that know the client judge custom keys with
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import re
 import unicodedata
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from udfs.rules.batch import PushBatch
+from configwatch.records import Event
+from configwatch.secrets import SecretStr
+from udfs.rules.batch import IDENTITY_FIELDS, PushBatch, redacted_marker
 from udfs.rules.keysets import known_anywhere
 from udfs.rules.secretscan import scan
 
@@ -51,6 +58,7 @@ __all__ = [
     "custom_mask",
     "key_words",
     "kip_client_reason",
+    "mask_identity",
     "normalize_key",
     "sensitive_entries",
     "sensitive_first",
@@ -185,3 +193,14 @@ def custom_mask(batch: PushBatch) -> np.ndarray:
 def sensitive_entries(batch: PushBatch) -> pa.Array:
     """Per entry of ``batch``, why it is sensitive (null: not): what the edge, the job and the dashboard hide."""
     return sensitive_first(batch.keys, batch.types, batch.values, custom_mask(batch))
+
+
+def mask_identity(event: Event, key: SecretStr) -> Event:
+    """``event`` with every identity field that holds a secret replaced by its marker."""
+    values = [getattr(event, name) for name in IDENTITY_FIELDS]
+    found = scan(pa.array(values, pa.string())).to_pylist()
+    if not any(found):
+        return event
+    masked: dict[str, Any] = {name: redacted_marker(value, key)
+                              for name, value, hit in zip(IDENTITY_FIELDS, values, found, strict=True) if hit}
+    return dataclasses.replace(event, **masked)

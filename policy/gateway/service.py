@@ -57,7 +57,7 @@ class GatewayHandle:
 
 def _build(settings: Settings, bootstrap_servers: str) -> GatewayHandle:
     publisher = EventPublisher(bootstrap_servers, settings.input_topic, buffer_size=settings.policy_buffer_size,
-                               buffer_bytes=settings.policy_buffer_bytes)
+                               buffer_bytes=settings.policy_buffer_bytes, identity_key=settings.fingerprint_key)
     policy: ClientConfigPolicy | None = None
     try:
         cls = load_policy_class(settings.client_config_policy_class_name)

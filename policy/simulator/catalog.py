@@ -76,7 +76,6 @@ _COMMON = (
     _k("socket.connection.setup.timeout.ms", "LONG", "10000"),
     _k("socket.connection.setup.timeout.max.ms", "LONG", "30000"),
     _k("enable.metrics.push", "BOOLEAN", "true", "false"),
-    _k("auto.include.jmx.reporter", "BOOLEAN", "true", "false"),
 )
 
 _PRODUCER = (
@@ -214,7 +213,6 @@ _KAFKA_PYTHON = (
     _k("acks", "STRING", "1", "all", "0"),
     _k("linger_ms", "INT", "0", "5", "20"),
     _k("batch_size", "INT", "16384", "65536"),
-    _k("buffer_memory", "INT", "33554432"),
     _k("compression_type", "STRING", "none", "gzip", "lz4"),
     _k("retries", "INT", "2147483647", "3"),
     _k("max_in_flight_requests_per_connection", "INT", "5", "1"),
@@ -230,7 +228,6 @@ _KAFKA_PYTHON = (
     _k("connections_max_idle_ms", "INT", "540000"),
     _k("receive_buffer_bytes", "INT", "32768"),
     _k("send_buffer_bytes", "INT", "131072"),
-    _k("api_version_auto_timeout_ms", "INT", "2000"),
     _k("security_protocol", "STRING", "PLAINTEXT", "SASL_SSL"),
     _k("sasl_mechanism", "STRING", "PLAIN", "SCRAM-SHA-256"),
     _k("ssl_check_hostname", "BOOLEAN", "true"),

@@ -4,8 +4,9 @@ Each rule is a vectorized predicate over :class:`udfs.rules.effective.Effective`
 (pandas columns, no loop per push). Where a client adjusts a value itself, the
 rule judges what the client will actually run with:
 
-- Java producer: idempotence is on by default and silently turned off when acks,
-  retries or max.in.flight conflict (``idempotence-implicitly-disabled``); the
+- Java producer (and kafka-python 3): idempotence is on by default from 3.0 and, in
+  the releases ``defaults.json`` records, silently turned off when the user sets acks,
+  retries or max.in.flight in conflict (``idempotence-implicitly-disabled``); the
   conflict rules fire only for an explicit ``enable.idempotence=true``. A default
   ``delivery.timeout.ms`` below linger + request timeout is raised by the client,
   and a ``reconnect.backoff.ms`` set without a maximum becomes the maximum.
@@ -70,8 +71,13 @@ def _counts(e: Effective, key: str) -> pd.Series:
 
 
 def _idempotence_on(e: Effective) -> pd.Series:
+    """Idempotence is on whatever else is set: set explicitly, or on by a default that does not give way.
+
+    The Java producer's default never holds against a conflict: from 3.0.1 and 3.1.1 it gives way, and
+    3.0.0 and 3.1.0 applied it only when set (KAFKA-13598; ``defaults.json``).
+    """
     on = _is(e.values["enable.idempotence"], True)
-    return on & ((e.judge != "java") | e.explicit["enable.idempotence"])
+    return on & (e.explicit["enable.idempotence"] | (~e.yields & (e.judge != "java")))
 
 
 def _v(e: Effective, key: str) -> pd.Series:
@@ -92,10 +98,13 @@ def _idem_retries(e: Effective) -> pd.Series:
 
 
 def _idem_implicit(e: Effective) -> pd.Series:
-    acks = _v(e, "acks")
-    conflict = (_b(acks.notna() & (acks != -1)) | _b(_v(e, "max.in.flight.requests.per.connection") > 5)
-                | _b(_v(e, "retries") == 0))
-    return _producer(e) & (e.judge == "java") & ~e.explicit["enable.idempotence"] & conflict
+    """Default idempotence given way (releases with that behaviour) to a value the user set."""
+    acks, mif = _v(e, "acks"), "max.in.flight.requests.per.connection"
+    conflict = ((_b(acks.notna() & (acks != -1)) & e.explicit["acks"])
+                | (_b(_v(e, mif) > _IDEMPOTENCE_MAX_IN_FLIGHT) & e.explicit[mif])
+                | (_b(_v(e, "retries") == 0) & e.explicit["retries"]))
+    default_on = _is(e.values["enable.idempotence"], True) & ~e.explicit["enable.idempotence"]
+    return _producer(e) & e.yields & default_on & conflict
 
 
 def _txn_no_idem(e: Effective) -> pd.Series:

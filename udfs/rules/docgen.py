@@ -32,7 +32,8 @@ by hand (a test keeps this file and the catalog in step).
 Every finding (record contract, section 2) carries one of these rule ids. Its
 `alert_id` is an HMAC-SHA256, under the deployment's fingerprint key, of kind, rule,
 subject (the fingerprint of `client_instance_id`, else `client_id`, else
-`connection_id`) and the finding's sorted keys: the same finding on the same client
+`connection_id`; for a consumer-group rule the group, `group:<fingerprint of group.id>`,
+so a group gets one alert however many members) and the finding's sorted keys: the same finding on the same client
 keeps its id across restarts and replays. Findings never hold a sensitive value:
 flagged values appear in `evidence` as fingerprints (`configwatch.secrets.fingerprint`),
 and a key name, client id or principal that itself holds a secret is replaced by
@@ -46,20 +47,26 @@ _JUDGING = """\
 
 A key the client did not send takes the documented default of the client's
 profile: its software family (KIP-511 `client_software_name`, mapped by
-`udfs/rules/data/families.json`), the key set of its version, and its role inferred
+`udfs/rules/data/families.json`), the key set of its version, the defaults of its
+release (`udfs/rules/data/defaults.json`: Java `acks` 1 before 3.0, `retries` 0 before
+2.1, `enable.idempotence` true from 3.0, each with its source), and its role inferred
 from role-exclusive keys in the push (producer, consumer, admin, Streams; `unknown`
-when mixed, which keeps only defaults all roles agree on). A redacted value stays
-unknown, so no rule fires on it. Where the client adjusts a value itself the rules
-judge what it will actually run with: the Java producer silently disables its
-default idempotence on conflicting settings and raises a default
-`delivery.timeout.ms`; librdkafka adjusts acks, retries and max.in.flight for
-idempotence unless the user set them; under `group.protocol=consumer` the
-classic-protocol session and heartbeat rules do not apply.
+when mixed or when one config serves every role, as in sarama and franz-go, which
+keeps only defaults all roles agree on). A redacted value stays unknown, so no rule
+fires on it. Where the client adjusts a value itself the rules judge what it will
+actually run with: the Java producer from 3.0.1 and 3.1.1 (and kafka-python 3) turns
+its default idempotence off when the user sets a conflicting acks, retries or
+max.in.flight, while 3.0.0 and 3.1.0 applied the default only when set (KAFKA-13598);
+the Java producer raises a default `delivery.timeout.ms`; librdkafka adjusts acks,
+retries and max.in.flight for idempotence unless the user set them; under
+`group.protocol=consumer` the classic-protocol session and heartbeat rules do not apply.
 
-Families without a documented dotted key set (kafka-python, franz-go, sarama) and
-clients below ApiVersions v3 (no software name) get no custom-key or typo findings
-(nothing to compare against); the value scans, the KIP's key-name rules and the
-anomaly rules over the keys they sent still apply.
+Every family has a key set in its own naming style (Java and librdkafka dotted keys,
+kafka-python keyword arguments, sarama `Config` field paths, franz-go option names),
+so a key outside it is custom configuration for any of them. Typos are reported only
+for families that ignore unknown keys (Java): librdkafka and kafka-python refuse to
+start with one and Go code cannot name one. Clients below ApiVersions v3 (no software
+name) get no typo findings; a key known to no family counts as custom for them.
 """
 
 

@@ -31,6 +31,7 @@ NUMERIC_KEYS: Final = (
 BOOL_KEYS: Final = ("enable.idempotence",)
 STRING_KEYS: Final = ("transactional.id", "group.protocol", "partition.assignment.strategy", "group.id")
 RULE_KEYS: Final = NUMERIC_KEYS + BOOL_KEYS + STRING_KEYS
+YIELDING_IDEMPOTENCE: Final = "default-idempotence-yields"  # the behaviour's name in defaults.json
 
 @dataclass(frozen=True)
 class Effective:
@@ -41,6 +42,7 @@ class Effective:
     explicit: pd.DataFrame   # bool
     role: pd.Series          # profile role per push, "none" without a profile
     judge: pd.Series         # "java", "librdkafka" or "none" per push
+    yields: pd.Series        # bool: default idempotence gives way to conflicting settings at this release
 
 
 _COLUMN: Final = {k: i for i, k in enumerate(RULE_KEYS)}
@@ -101,5 +103,8 @@ def effective(batch: PushBatch) -> Effective:
     profile_ids = pd.Series(batch.profile_ids, index=index, dtype=object)
     role = profile_ids.map({pid: prof.role for pid, prof in batch.profiles.items()}).fillna("none")
     judge = profile_ids.map({pid: prof.judge for pid, prof in batch.profiles.items()}).fillna("none")
+    yields = profile_ids.map({pid: YIELDING_IDEMPOTENCE in prof.behaviours
+                              for pid, prof in batch.profiles.items()}).fillna(False).astype(bool)
     return Effective(values=typed, sent=pd.DataFrame(sent, columns=list(RULE_KEYS), index=index),
-                     explicit=pd.DataFrame(explicit, columns=list(RULE_KEYS), index=index), role=role, judge=judge)
+                     explicit=pd.DataFrame(explicit, columns=list(RULE_KEYS), index=index), role=role, judge=judge,
+                     yields=yields)

@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from udfs.rules.defaults import band, behaviours_at, defaults_at
 from udfs.rules.exceptions import KeySetError
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "family_of",
     "key_set_file",
     "known_anywhere",
+    "parse_profile_id",
     "profile",
     "resolve_profiles",
 ]
@@ -65,6 +67,9 @@ class Profile:
     prefixes: Mapping[str, frozenset[str]] = field(default_factory=dict)
     aliases: Mapping[str, str] = field(default_factory=dict)
     equivalents: Mapping[str, str] = field(default_factory=dict)
+    behaviours: frozenset[str] = frozenset()  # udfs.rules.defaults behaviours in effect for its releases
+    unknown_keys: str = "ignored"  # what the client does with a key it does not know: ignored|rejected|impossible
+    family_keys: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))  # every role's keys
 
     @functools.cached_property
     def known_names(self) -> frozenset[str]:
@@ -75,8 +80,13 @@ class Profile:
         return pa.array(sorted(self.keys), pa.string())
 
     def known_mask(self, keys: pa.Array) -> pa.Array:
-        """Vectorized: True where a key is known to this profile (Streams' client prefixes included)."""
-        mask = pc.is_in(keys, value_set=self._known_array)
+        """Vectorized: True where a key is the client's own, not custom configuration.
+
+        Own keys are those of any role of the key set (one librdkafka configuration may hold producer and
+        consumer properties; a wrongly inferred role must not turn the others into custom keys), and
+        Streams' client-prefixed keys.
+        """
+        mask = pc.or_(pc.is_in(keys, value_set=self._known_array), pc.is_in(keys, value_set=self.family_keys))
         for prefix, names in self.prefixes.items():
             under = pc.starts_with(keys, prefix)
             if names:
@@ -164,17 +174,36 @@ def _specs(raw: Mapping[str, Any]) -> dict[str, KeySpec]:
     return {k: KeySpec(v["type"], v.get("default"), bool(v.get("required", False))) for k, v in raw.items()}
 
 
-def _judge(file: str) -> str:
+def _family_field(file: str, name: str, missing: str) -> str:
     doc = _key_set(file)
     for fam in _families():
         if fam["family"] == doc["family"]:
-            return str(fam["judge"])
-    return "none"
+            return str(fam.get(name, missing))
+    return missing
+
+
+def _with_release_defaults(keys: dict[str, KeySpec], family: str, role: str, release: str,
+                           own: frozenset[str]) -> dict[str, KeySpec]:
+    """``keys`` with the defaults ``defaults.json`` records for ``role`` at ``release``.
+
+    Streams also takes its clients' release defaults for the keys it does not define itself (``own``).
+    """
+    layers = ("producer", "consumer", "admin", "streams") if role == "streams" else (role,)
+    for layer in layers:
+        for name, value in defaults_at(family, layer, release).items():
+            spec = keys.get(name)
+            if spec is not None and (layer == role or name not in own):
+                keys[name] = KeySpec(spec.type, value, spec.required)
+    return keys
 
 
 @functools.cache
-def profile(file: str, role: str) -> Profile:
-    """The profile of one data file and role; ``unknown`` is the union of roles with agreeing defaults."""
+def profile(file: str, role: str, release: str | None = None) -> Profile:
+    """The profile of one data file and role; ``unknown`` is the union of roles with agreeing defaults.
+
+    ``release`` is the first release of the band the client's version falls in (``defaults.band``):
+    defaults and behaviours follow it; None judges with the file's own release.
+    """
     doc = _key_set(file)
     roles: dict[str, Any] = doc["roles"]
     if role == UNKNOWN_ROLE:
@@ -199,11 +228,28 @@ def profile(file: str, role: str) -> Profile:
     else:
         raise KeySetError(f"{file} has no role {role!r}")
     base = file.removesuffix(".json")
+    release = release or band(doc["family"], doc["version"])
+    if role != UNKNOWN_ROLE:
+        keys = _with_release_defaults(keys, doc["family"], role, release, frozenset(roles[role]["keys"]))
     return Profile(
-        id=f"{base}/{role}", family=doc["family"], version=doc["version"], role=role, judge=_judge(file),
+        id=f"{base}/{role}@{release}", family=doc["family"], version=doc["version"], role=role,
+        judge=_family_field(file, "judge", "none"), unknown_keys=_family_field(file, "unknown_keys", "ignored"),
         keys=keys, prefixes=prefixes, aliases=dict(doc.get("aliases", {})),
-        equivalents=dict(doc.get("java_equivalents", {})),
+        equivalents=dict(doc.get("java_equivalents", {})), behaviours=behaviours_at(doc["family"], release),
+        family_keys=_file_keys(file),
     )
+
+
+@functools.cache
+def _file_keys(file: str) -> pa.Array:
+    return pa.array(sorted(set().union(*(set(r["keys"]) for r in _key_set(file)["roles"].values()))), pa.string())
+
+
+def parse_profile_id(profile_id: str) -> tuple[str, str, str]:
+    """``(file, role, release)`` of a profile id ``<file base>/<role>@<release>``."""
+    base, rest = profile_id.rsplit("/", 1)
+    role, _, release = rest.partition("@")
+    return base + ".json", role, release
 
 
 @functools.cache
@@ -219,6 +265,8 @@ def _exclusive(file: str) -> dict[str, pa.Array]:
 
 def _infer_roles(file: str, rows: np.ndarray, keys: pa.Array, n: int) -> np.ndarray:
     """Role per push of one key-set file, from counts of role-exclusive keys (vectorized)."""
+    if _key_set(file).get("single_role"):  # one config struct for every role (sarama, franz-go)
+        return np.full(n, UNKNOWN_ROLE, dtype=object)
     exclusive = _exclusive(file)
     score = {r: np.bincount(rows[pc.is_in(keys, value_set=v).to_numpy(zero_copy_only=False)], minlength=n)
              for r, v in exclusive.items()}
@@ -246,21 +294,30 @@ def resolve_profiles(software_names: Sequence[str | None], software_versions: Se
     pairs = pd.DataFrame({"name": pd.Series(list(software_names), dtype=object),
                           "version": pd.Series(list(software_versions), dtype=object)})
     distinct = pairs.drop_duplicates()
-    distinct = distinct.assign(file=pd.Series(
-        [key_set_file(a, b) for a, b in distinct.itertuples(index=False, name=None)], index=distinct.index,
-        dtype=object))
-    files = pairs.merge(distinct, on=["name", "version"], how="left")["file"].to_numpy(dtype=object)
+    chosen = [_file_and_band(a, b) for a, b in distinct.itertuples(index=False, name=None)]
+    distinct = distinct.assign(file=pd.Series([c[0] for c in chosen], index=distinct.index, dtype=object),
+                               band=pd.Series([c[1] for c in chosen], index=distinct.index, dtype=object))
+    merged = pairs.merge(distinct, on=["name", "version"], how="left")
+    files = merged["file"].to_numpy(dtype=object)
+    bands = merged["band"].to_numpy(dtype=object)
     ids = np.full(n, None, dtype=object)
     registry: dict[str, Profile] = {}
     for file in {f for f in files if f is not None}:
         in_file = files == file
         entry_mask = in_file[entry_rows] if len(entry_rows) else np.zeros(0, dtype=bool)
         roles = _infer_roles(file, entry_rows[entry_mask], entry_keys.filter(pa.array(entry_mask)), n)
-        ids[in_file] = np.char.add(file.removesuffix(".json") + "/", roles[in_file].astype(str)).astype(object)
-        for role in set(roles[in_file]):
-            prof = profile(file, str(role))
+        for role, release in set(zip(roles[in_file], bands[in_file], strict=True)):
+            prof = profile(file, str(role), str(release))
             registry[prof.id] = prof
+            ids[in_file & (roles == role) & (bands == release)] = prof.id
     return ids, registry
+
+
+def _file_and_band(software_name: str | None, software_version: str | None) -> tuple[str | None, str | None]:
+    file = key_set_file(software_name, software_version)
+    if file is None:
+        return None, None
+    return file, band(_key_set(file)["family"], software_version)
 
 
 @functools.cache

@@ -14,7 +14,7 @@ import functools
 import numpy as np
 import pandas as pd
 
-from udfs.rules.keysets import profile
+from udfs.rules.keysets import parse_profile_id, profile
 
 __all__ = ["MAX_DISTANCE", "edit_distance", "nearest_known", "typo_findings"]
 
@@ -44,8 +44,7 @@ def edit_distance(a: str, b: str, bound: int = MAX_DISTANCE) -> int:
 @functools.lru_cache(maxsize=65_536)
 def nearest_known(profile_id: str, key: str) -> tuple[str, int] | None:
     """The closest known key of the profile within the bound, or None (ties: alphabetical)."""
-    base, role = profile_id.rsplit("/", 1)
-    prof = profile(base + ".json", role)
+    prof = profile(*parse_profile_id(profile_id))
     bound = 1 if len(key) <= _SHORT_KEY else MAX_DISTANCE
     candidates: list[tuple[int, str, str]] = []
     names = [(name, "") for name in prof.known_names]
@@ -68,6 +67,10 @@ def typo_findings(entry_row: np.ndarray, keys: np.ndarray, safe_keys: np.ndarray
                   entry_profiles: np.ndarray) -> pd.DataFrame:
     """Findings (row, rule, keys, message, evidence) for unknown keys that look like typos of known ones."""
     usable = unknown & (keys == safe_keys) & pd.notna(entry_profiles)
+    # A client that rejects unknown keys never runs (so never pushes) with a typo; Go code cannot make one.
+    candidates = pd.Series(entry_profiles[usable], dtype=object)
+    ignored = {p: profile(*parse_profile_id(p)).unknown_keys == "ignored" for p in candidates.unique()}
+    usable[usable] = candidates.map(ignored).to_numpy(dtype=bool)
     frame = pd.DataFrame({"row": entry_row[usable], "key": keys[usable], "profile": entry_profiles[usable]})
     distinct = frame[["profile", "key"]].drop_duplicates()
     matches = [nearest_known(p, k) for p, k in distinct.itertuples(index=False, name=None)]
