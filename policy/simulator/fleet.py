@@ -31,7 +31,7 @@ from policy.client import PushOptions, select_configs
 from policy.redaction import redact
 from policy.session import ClientIdentity, PushSession
 from policy.simulator.catalog import FAMILIES, Family, KeySpec, Release
-from udfs.sensitivity import kip_client_reason, sensitive_reason
+from udfs.sensitivity import kip_client_reason, mask_identity, sensitive_reason
 
 __all__ = ["FleetSpec", "SimulatedClient", "fleet_events", "fleet_pushes", "generate_fleet"]
 
@@ -307,8 +307,11 @@ def fleet_events(clients: Sequence[SimulatedClient], fingerprint_key: SecretStr,
             continue
         ctx = _context(client, broker_id)
         ts = start_ms + client.index
-        yield Event(event=CONNECTION_OPENED, timestamp_ms=ts, **ctx.event_fields())
+        # The publisher masks identity fields holding a secret in every event it sends.
+        yield mask_identity(Event(event=CONNECTION_OPENED, timestamp_ms=ts, **ctx.event_fields()), fingerprint_key)
         if ctx.connection_id in pushes:
             _, data = pushes[ctx.connection_id]
-            yield replace(redact(ctx, data, fingerprint_key, enabled=redact_sensitive).event, timestamp_ms=ts)
-        yield Event(event=CONNECTION_CLOSED, timestamp_ms=ts + client.hold_ms, **ctx.event_fields())
+            pushed = redact(ctx, data, fingerprint_key, enabled=redact_sensitive).event
+            yield mask_identity(replace(pushed, timestamp_ms=ts), fingerprint_key)
+        closed = Event(event=CONNECTION_CLOSED, timestamp_ms=ts + client.hold_ms, **ctx.event_fields())
+        yield mask_identity(closed, fingerprint_key)

@@ -40,6 +40,10 @@ CONTEXT_COLUMNS = (*IDENTITY_FIELDS, "connection_id", "timestamp_ms")
 SUBJECT = "subject_fp"
 
 
+MASKED_AT_EDGE = "masked-at-edge"  # an identity field the gateway already replaced by its marker
+_MARKER = r"^redacted:[0-9a-f]{16}$"
+
+
 def redacted_marker(value: str, key: SecretStr) -> str:
     """What replaces a secret wherever a finding would otherwise show it."""
     return f"redacted:{fingerprint(value, key)}"
@@ -166,13 +170,17 @@ def _safe_identity(context: pd.DataFrame, key: SecretStr) -> tuple[pd.DataFrame,
     hits = []
     safe = context.copy()
     for name in IDENTITY_FIELDS:
-        found = scan(pa.array(context[name].tolist(), pa.string())).to_numpy(zero_copy_only=False)
+        values = pa.array(context[name].tolist(), pa.string())
+        masked = pc.fill_null(pc.match_substring_regex(values, _MARKER), False)  # the edge masked it already
+        found = pc.if_else(masked, pa.scalar(MASKED_AT_EDGE), scan(values)).to_numpy(zero_copy_only=False)
         rows = np.flatnonzero(pd.notna(found))
         if len(rows) == 0:
             continue
         originals = context[name].to_numpy(dtype=object)[rows]
-        prints = [fingerprint(v, key) for v in originals]
-        safe.loc[safe.index[rows], name] = [redacted_marker(v, key) for v in originals]
+        at_edge = masked.to_numpy(zero_copy_only=False)[rows]
+        prints = [v[len("redacted:"):] if m else fingerprint(v, key) for v, m in zip(originals, at_edge, strict=True)]
+        safe.loc[safe.index[rows], name] = [v if m else redacted_marker(v, key)
+                                            for v, m in zip(originals, at_edge, strict=True)]
         hits.append(pd.DataFrame({"row": rows, "field": name, "rule": found[rows], "fingerprint": prints}))
     frame = pd.concat(hits, ignore_index=True) if hits else pd.DataFrame(
         {"row": pd.Series(dtype=np.int64), "field": [], "rule": [], "fingerprint": []})

@@ -37,6 +37,7 @@ class Rule:
     rationale: str
     source: str
     stateful: bool = False
+    clients: str = "every family and release"  # the client families and releases the rule applies to
 
     def __post_init__(self) -> None:
         if self.kind not in (SENSITIVE_LEAK, ANOMALY):
@@ -47,13 +48,20 @@ class Rule:
             raise RulesError(f"rule {self.id}: a rule reads at least one key")
 
 
-def _leak(rule_id: str, severity: str, keys: tuple[str, ...], rationale: str, source: str) -> Rule:
-    return Rule(rule_id, SENSITIVE_LEAK, severity, keys, rationale, source)
+def _leak(rule_id: str, severity: str, keys: tuple[str, ...], rationale: str, source: str,
+          clients: str = "every family and release") -> Rule:
+    return Rule(rule_id, SENSITIVE_LEAK, severity, keys, rationale, source, clients=clients)
 
 
 def _anomaly(rule_id: str, severity: str, keys: tuple[str, ...], rationale: str, source: str,
-             stateful: bool = False) -> Rule:
-    return Rule(rule_id, ANOMALY, severity, keys, rationale, source, stateful)
+             stateful: bool = False, clients: str = "every family with a key set, every release") -> Rule:
+    return Rule(rule_id, ANOMALY, severity, keys, rationale, source, stateful, clients)
+
+
+_PRODUCERS = "producers of every family with a key set (keys under each family's own names)"
+_CONSUMERS = "consumers of every family with a key set (keys under each family's own names)"
+_EXPLICIT_IDEMPOTENCE = (f"{_PRODUCERS}, with enable.idempotence set true by the user (Java, whose default "
+                         "gives way, and librdkafka, which adjusts what the user did not set, need it explicit)")
 
 
 _ANY = ("*",)
@@ -117,34 +125,45 @@ CATALOG: Final[tuple[Rule, ...]] = (
     _leak("secret-in-identity", "critical", ("client.id", "principal"),
           "The event's client id or principal contains a secret (a secret pasted into client.id also "
           "travels as every request's client id).",
-          "Kafka protocol request header client_id; record contract, event fields client_id and principal"),
+          "Kafka protocol request header client_id; record contract, event fields client_id and principal",
+             clients="every family and release (the edge masks such a field before publishing)"),
     # --- anomalies: producer ---
     _anomaly("idempotence-acks", "high", ("enable.idempotence", "acks"),
              "enable.idempotence=true needs acks=all; with acks 0 or 1 idempotence cannot hold.",
-             f"{_PRODUCER}: enable.idempotence"),
+             f"{_PRODUCER}: enable.idempotence",
+             clients=_EXPLICIT_IDEMPOTENCE),
     _anomaly("idempotence-max-in-flight", "high", ("enable.idempotence", "max.in.flight.requests.per.connection"),
              "enable.idempotence=true needs max.in.flight.requests.per.connection <= 5.",
-             f"{_PRODUCER}: enable.idempotence"),
+             f"{_PRODUCER}: enable.idempotence",
+             clients=_EXPLICIT_IDEMPOTENCE),
     _anomaly("idempotence-retries", "high", ("enable.idempotence", "retries"),
              "enable.idempotence=true needs retries > 0.",
-             f"{_PRODUCER}: enable.idempotence"),
+             f"{_PRODUCER}: enable.idempotence",
+             clients=_EXPLICIT_IDEMPOTENCE),
     _anomaly("idempotence-implicitly-disabled", "low",
              ("enable.idempotence", "acks", "max.in.flight.requests.per.connection", "retries"),
-             "The Java producer silently turns its default idempotence off when acks, retries or "
-             "max.in.flight.requests.per.connection conflict with it.",
-             f"{_PRODUCER}: enable.idempotence (idempotence is disabled if conflicting configurations are set)"),
+             "The producer silently turns its default idempotence off because the user set acks, retries "
+             "or max.in.flight.requests.per.connection in conflict with it.",
+             f"{_PRODUCER}: enable.idempotence (idempotence is disabled if conflicting configurations are set); "
+             "ProducerConfig.postProcessParsedConfig at 3.0.1 and 3.2.0; kafka-python KafkaProducer at 3.0.0",
+             clients="apache-kafka-java producers 3.0.1-3.0.x and 3.1.1 on (3.0.0 and 3.1.0 apply the "
+             "default only when set, KAFKA-13598; before 3.0 the default is off); kafka-python 3.0 on"),
     _anomaly("transactional-without-idempotence", "high", ("transactional.id", "enable.idempotence"),
              "A transactional.id is configured while enable.idempotence=false; transactions need idempotence.",
-             f"{_PRODUCER}: transactional.id"),
+             f"{_PRODUCER}: transactional.id",
+             clients=_PRODUCERS),
     _anomaly("acks-zero", "medium", ("acks",),
              "acks=0: the producer never learns about failed writes and retries do not take effect.",
-             f"{_PRODUCER}: acks"),
+             f"{_PRODUCER}: acks",
+             clients=_PRODUCERS),
     _anomaly("delivery-timeout-too-short", "medium", ("delivery.timeout.ms", "linger.ms", "request.timeout.ms"),
              "delivery.timeout.ms is below linger.ms + request.timeout.ms.",
-             f"{_PRODUCER}: delivery.timeout.ms"),
+             f"{_PRODUCER}: delivery.timeout.ms",
+             clients=_PRODUCERS),
     _anomaly("buffer-below-batch", "medium", ("buffer.memory", "batch.size"),
              "buffer.memory is smaller than one batch.size, so a full batch can never be buffered.",
-             f"{_PRODUCER}: buffer.memory, batch.size"),
+             f"{_PRODUCER}: buffer.memory, batch.size",
+             clients=_PRODUCERS),
     # --- anomalies: every client ---
     _anomaly("reconnect-backoff-inverted", "low", ("reconnect.backoff.max.ms", "reconnect.backoff.ms"),
              "reconnect.backoff.max.ms is below reconnect.backoff.ms, so the exponential backoff never grows.",
@@ -159,27 +178,34 @@ CATALOG: Final[tuple[Rule, ...]] = (
     _anomaly("unknown-key-typo", "medium", _ANY,
              "An unknown key within edit distance 2 of a known key: a likely typo, which the Java client "
              "only logs as unused while the intended setting keeps its default.",
-             "Kafka documentation, client configs of the family; AbstractConfig.logUnused"),
+             "Kafka documentation, client configs of the family; AbstractConfig.logUnused",
+             clients="apache-kafka-java (it ignores unknown keys); not librdkafka or kafka-python (they refuse "
+             "to start with one) nor sarama or franz-go (Go code cannot name one)"),
     # --- anomalies: consumer ---
     _anomaly("heartbeat-not-below-session", "high", ("heartbeat.interval.ms", "session.timeout.ms"),
              "heartbeat.interval.ms must be lower than session.timeout.ms.",
-             f"{_CONSUMER}: heartbeat.interval.ms"),
+             f"{_CONSUMER}: heartbeat.interval.ms",
+             clients=_CONSUMERS),
     _anomaly("heartbeat-above-third", "low", ("heartbeat.interval.ms", "session.timeout.ms"),
              "heartbeat.interval.ms is above 1/3 of session.timeout.ms, so one lost heartbeat risks the session.",
-             f"{_CONSUMER}: heartbeat.interval.ms"),
+             f"{_CONSUMER}: heartbeat.interval.ms",
+             clients=_CONSUMERS),
     _anomaly("session-timeout-out-of-bounds", "high", ("session.timeout.ms",),
              "session.timeout.ms is outside the broker's default bounds 6000..1800000 "
              "(group.min/max.session.timeout.ms); the broker rejects the join.",
              f"{_CONSUMER}: session.timeout.ms; Broker Configs: group.min.session.timeout.ms, "
-             "group.max.session.timeout.ms"),
+             "group.max.session.timeout.ms",
+             clients=_CONSUMERS),
     _anomaly("fetch-wait-not-below-request-timeout", "medium", ("fetch.max.wait.ms", "request.timeout.ms"),
              "fetch.max.wait.ms is not below request.timeout.ms, so an idle fetch times out before the broker answers.",
-             f"{_CONSUMER}: fetch.max.wait.ms, request.timeout.ms"),
+             f"{_CONSUMER}: fetch.max.wait.ms, request.timeout.ms",
+             clients=_CONSUMERS),
     _anomaly("consumer-protocol-ignores-classic-keys", "low",
              ("group.protocol", "session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"),
              "group.protocol=consumer with session.timeout.ms, heartbeat.interval.ms or "
              "partition.assignment.strategy set explicitly: the broker owns these under the new protocol.",
-             f"{_CONSUMER}: group.protocol; KIP-848"),
+             f"{_CONSUMER}: group.protocol; KIP-848",
+             clients="apache-kafka-java consumers 3.7 on (group.protocol, KIP-848) and librdkafka 2.4 on"),
     # --- anomalies: stateful, over the fleet ---
     _anomaly("fleet-outlier", "low", _ANY,
              "A numeric value that few peers use and that lies far outside what the rest use. Peers share "
@@ -199,24 +225,28 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "refused with INCONSISTENT_GROUP_PROTOCOL. One alert per group (subject: the group "
              "fingerprint); members appear in evidence as subject fingerprints.",
              f"{_CONSUMER}: partition.assignment.strategy; Kafka protocol JoinGroup "
-             "(GroupMetadata.selectProtocol, ConsumerCoordinator)", stateful=True),
+             "(GroupMetadata.selectProtocol, ConsumerCoordinator)", stateful=True,
+             clients=_CONSUMERS),
     _anomaly("group-assignment-transition", "info", ("group.id", "partition.assignment.strategy"),
              "Classic-protocol members of one group.id list different partition.assignment.strategy values "
              "that still share an assignor, as in the documented rolling move from range (or another eager "
              "assignor) to cooperative-sticky: the group keeps working with the shared assignor. One "
              "finding per group, again only when the set of lists changes.",
              f"{_CONSUMER}: partition.assignment.strategy; KIP-429 (upgrading to cooperative rebalancing)",
-             stateful=True),
+             stateful=True,
+             clients=_CONSUMERS),
     _anomaly("group-protocol-migration", "info", ("group.id", "group.protocol"),
              "Members of one group.id use group.protocol classic and consumer: a KIP-848 online migration, "
              "which the broker carries out while group.consumer.migration.policy allows it. One finding per "
              "group, again only when the set of protocols changes.",
              f"{_CONSUMER}: group.protocol; KIP-848 (online migration); Broker Configs: "
-             "group.consumer.migration.policy", stateful=True),
+             "group.consumer.migration.policy", stateful=True,
+             clients="apache-kafka-java consumers 3.7 on and librdkafka 2.4 on (group.protocol)"),
     _anomaly("group-protocol-drift", "low", ("group.id", "group.protocol"),
              "Members of one group.id use group.protocol values that no online migration connects (anything "
              "but a classic/consumer mix, e.g. a misspelt or a streams protocol). One alert per group.",
-             f"{_CONSUMER}: group.protocol; KIP-848 (online migration)", stateful=True),
+             f"{_CONSUMER}: group.protocol; KIP-848 (online migration)", stateful=True,
+             clients="apache-kafka-java consumers 3.7 on and librdkafka 2.4 on (group.protocol)"),
 )
 
 _BY_ID: Final[dict[str, Rule]] = {r.id: r for r in CATALOG}

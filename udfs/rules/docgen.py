@@ -73,11 +73,13 @@ name) get no typo findings; a key known to no family counts as custom for them.
 def _row(rule: Rule) -> str:
     keys = ", ".join(f"`{k}`" for k in rule.keys)
     stateful = " (stateful)" if rule.stateful else ""
-    return f"| `{rule.id}`{stateful} | {rule.severity} | {keys} | {rule.rationale} | {rule.source} |"
+    return (f"| `{rule.id}`{stateful} | {rule.severity} | {keys} | {rule.clients} | {rule.rationale} | "
+            f"{rule.source} |")
 
 
 def _table(kind: str) -> list[str]:
-    lines = ["| rule | severity | keys read | rationale | source |", "|---|---|---|---|---|"]
+    lines = ["| rule | severity | keys read | clients and releases | rationale | source |",
+             "|---|---|---|---|---|---|"]
     return lines + [_row(r) for r in CATALOG if r.kind == kind]
 
 
