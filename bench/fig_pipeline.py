@@ -29,6 +29,7 @@ from typing import Any
 
 from bench.harness import BenchContext, job_settings, median_of
 from bench.memory import MemorySampler
+from bench.stall import StallWatch
 
 __all__ = ["measure"]
 
@@ -56,8 +57,9 @@ def _job(ctx: BenchContext, *, outputs: str | None = None, expectations: bool = 
     settings = job_settings(ctx, ctx.scratch("job"), **extra)
     job = StreamingJob(settings, JobOptions.from_settings(settings), ctx.bootstrap, out=lambda _: None)
     started = time.perf_counter()
-    job.start()
-    result = job.wait()
+    with StallWatch(lambda: job.query, ctx.spark()):
+        job.start()
+        result = job.wait()
     return time.perf_counter() - started, result.totals, settings.alerts_topic
 
 

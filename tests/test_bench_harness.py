@@ -83,3 +83,26 @@ def test_a_bench_usage_mistake_is_one_line(argv: list[str], capsys: pytest.Captu
     assert bench_main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("bench: ")
+
+
+@pytest.mark.spark
+def test_a_stalled_job_run_is_diagnosed_and_stopped(spark: Any, tmp_path: Path) -> None:
+    """A real query whose batch blocks: the watch writes the JVM's threads and stops it, the run fails."""
+    import threading
+
+    from bench.stall import BenchStalledError, StallWatch
+    from tests.conftest import eventually
+
+    gate = threading.Event()
+    stream = (spark.readStream.format("rate").option("rowsPerSecond", 5).load().writeStream
+              .foreachBatch(lambda df, batch_id: gate.wait(120) if batch_id >= 1 else df.count())
+              .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(processingTime="500 milliseconds"))
+    query = stream.start()
+    watch = StallWatch(lambda: query, spark, stall_s=6, directory=tmp_path / "results")
+    with pytest.raises(BenchStalledError, match="no progress for 6 s"), watch:
+        eventually(lambda: watch.report is not None, timeout_s=120, message="the stall diagnosed")
+        gate.set()
+        query.awaitTermination(120)
+    assert not query.isActive
+    report = watch.report.read_text() if watch.report else ""
+    assert "last progress:" in report and ("\"main\"" in report or "jstack not found" in report)

@@ -207,6 +207,11 @@ class StreamingJob:
             return None
         return next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
 
+    @property
+    def query(self) -> Any | None:
+        """The running streaming query (None before ``start``)."""
+        return self._query
+
     def wait(self, poll_s: float = 0.5) -> JobResult:
         """Block until the query ends (available-now) or a stop is requested; raise JobError on failure."""
         query = self._query
