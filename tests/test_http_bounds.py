@@ -16,6 +16,7 @@ from configwatch.secrets import SecretStr
 from policy.gateway import GatewayHandle
 from sinks.dashboard.service import DashboardService
 from sinks.dashboard.state import Topics
+from tests.conftest import eventually
 from tests.dashboard_helpers import create_topics, dashboard
 from tests.gateway_helpers import gateway
 
@@ -67,12 +68,29 @@ def _head(response: bytes) -> tuple[int, dict[str, str]]:
     return int(head[0].split()[1]), headers
 
 
+def _served(address: tuple[str, int], path: str) -> bool:
+    """A normal client's request is answered 200."""
+    raw = (f"GET {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\n"
+           "Connection: close\r\n\r\n").encode()
+    try:
+        return _head(_exchange(address, raw, timeout_s=10))[0] == 200
+    except (OSError, IndexError, ValueError):  # refused, reset or closed without an answer
+        return False
+
+
 @pytest.mark.parametrize("target", ["dashboard", "gateway"])
 def test_row5_a_half_sent_request_is_closed_at_the_header_deadline(board: DashboardService, gw: GatewayHandle,
                                                                     target: str) -> None:
     address = _address(board) if target == "dashboard" else _metrics_address(gw)
+    path = "/api/health" if target == "dashboard" else "/metrics"
+    with ExitStack() as stack:  # a normal client is served while slow ones hold connections
+        for _ in range(20):
+            slow = stack.enter_context(socket.create_connection(address, timeout=30))
+            slow.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+        assert _served(address, path)
     # Headers never finished: without a deadline this read would wait forever (and time out the test).
     assert _exchange(address, b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nX-Slow: ") == b""
+    assert _served(address, path)
 
 
 @pytest.mark.parametrize("target", ["dashboard", "gateway"])
@@ -87,6 +105,9 @@ def test_row5_connections_beyond_the_cap_get_a_503_at_once(board: DashboardServi
         refused_before = server.refused
         answer = _exchange(address, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n", timeout_s=10)
         assert _head(answer)[0] == 503 and server.refused == refused_before + 1
+    # Once the held connections go, a normal client is served again.
+    path = "/api/health" if target == "dashboard" else "/metrics"
+    eventually(lambda: _served(address, path), timeout_s=30, message="served after the cap")
 
 
 @pytest.mark.parametrize("length", ["-1", "abc", "99999999"])
