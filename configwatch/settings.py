@@ -145,6 +145,15 @@ class Settings:
     gateway_push_rate_limit: float = setting(0.0, "PushConfig requests per second accepted per client (0: "
                                              "unlimited); beyond it THROTTLING_QUOTA_EXCEEDED with ThrottleTimeMs",
                                              commands=("gateway", "simulate"), metavar="RATE")
+    upstream: str | None = setting(None, "proxy mode: bootstrap servers of the Kafka cluster the gateway stands in "
+                                   "front of (host:port,...); every request but PushConfig goes there",
+                                   commands=("gateway",), metavar="HOST:PORT,...")
+    upstream_security_protocol: str = setting("PLAINTEXT", "proxy mode: the upstream cluster's security.protocol "
+                                              "(only PLAINTEXT is supported; the others are refused at start)",
+                                              commands=("gateway",),
+                                              choices=("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"))
+    gateway_broker_port_base: int = setting(9200, "proxy mode: the gateway listens for broker N on this port + N "
+                                            "(0: a free port per broker)", commands=("gateway",), metavar="PORT")
     log_level: str = setting("INFO", "log level", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
 
     def __post_init__(self) -> None:

@@ -195,10 +195,17 @@ def sensitive_entries(batch: PushBatch) -> pa.Array:
     return sensitive_first(batch.keys, batch.types, batch.values, custom_mask(batch))
 
 
+@functools.lru_cache(maxsize=16_384)
+def _identity_holds_secret(value: str) -> bool:
+    """The secret scan of one identity value; cached, since a fleet repeats its names, ids and addresses
+    on every connection (the gateway calls this twice per connection)."""
+    return bool(scan(pa.array([value], pa.string()))[0].as_py())
+
+
 def mask_identity(event: Event, key: SecretStr) -> Event:
     """``event`` with every identity field that holds a secret replaced by its marker."""
     values = [getattr(event, name) for name in IDENTITY_FIELDS]
-    found = scan(pa.array(values, pa.string())).to_pylist()
+    found = [bool(v) and _identity_holds_secret(v) for v in values]
     if not any(found):
         return event
     masked: dict[str, Any] = {name: redacted_marker(value, key)

@@ -4,8 +4,9 @@
 gateway (handshake, push, then hold the connection) and keeps them connected
 until stopped; stopping cancels every hold, so each client closes its
 connection and the gateway publishes the ``connection_closed`` events before
-it shuts down. :func:`serve_live` runs that fleet with the streaming job in
-continuous mode and the dashboard, prints the live page's URL once the page
+it shuts down. :func:`serve_live` runs that fleet, a real kafka-python producer
+through the gateway in proxy mode (``configwatch.cli.demo_proxy``), the streaming
+job in continuous mode and the dashboard, prints the live page's URL once the page
 shows the fleet, and runs until SIGINT/SIGTERM. The integration test
 (``tests/test_dashboard_e2e.py``) uses the same parts.
 """
@@ -24,6 +25,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from configwatch.cli.demo_proxy import ProxiedProducer
 from configwatch.settings import Settings
 from policy.gateway import running_gateway
 from policy.simulator import FleetSpec, RunOptions, SimulatedClient, generate_fleet, run_over_tcp
@@ -138,17 +140,21 @@ def serve_live(settings: Settings, bootstrap: str, checkpoint_dir: Path, clients
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     dashboard: DashboardService | None = None
     waiter: JobWaiter | None = None
+    real = ProxiedProducer(settings, bootstrap)
     try:
         dashboard = _start_dashboard(settings, bootstrap)
         job.start()
         waiter = job.wait_in_background()
         fleet.start()
+        proxy = real.start()
         # Most of the fleet connects; a few are refused by design (bad software names, oversized pushes).
         connected = _wait_for_fleet(dashboard, int(0.9 * len(fleet.clients)), _FLEET_WAIT_S, waiter.ended)
         if not waiter.ended.is_set():
             _quiet_background_logs()  # the URL stays the last line on the terminal
             out(f"live: {connected} open connections from {len(fleet.clients)} simulated clients, the job "
                 "following them; Ctrl-C stops the demo")
+            out(f"live: a real {real.software} producer sends to '{real.topic}' through the gateway proxy at "
+                f"{proxy} (configwatch gateway --upstream)")
             out(f"open the live page: {dashboard.url}")
         while not waiter.ended.wait(0.5):  # short waits: signals are handled in this (the main) thread
             pass
@@ -157,6 +163,7 @@ def serve_live(settings: Settings, bootstrap: str, checkpoint_dir: Path, clients
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+        real.stop()
         fleet.stop()
         if waiter is not None:
             waiter.stop()

@@ -6,9 +6,19 @@ config_push events to the input topic, redacting sensitive values), publishes
 connection_opened/closed events (KIP-511 registry), and serves Prometheus
 metrics. It runs until SIGINT or SIGTERM, then flushes every event.
 
+With --upstream it is a Kafka proxy in front of an existing cluster: real
+clients bootstrap from the gateway, every request but PushConfig goes to the
+broker it belongs to, broker addresses in Metadata, FindCoordinator,
+DescribeCluster and Produce responses become gateway listeners (broker N on
+--gateway-broker-port-base + N), and every client's KIP-511 name and version
+shows up in the connection events and gauges. Plaintext only (no TLS/SASL
+termination). See docs/ingest.md, "Proxy mode".
+
   configwatch gateway                          127.0.0.1:9192, metrics on :9193, embedded broker
   configwatch gateway --gateway-port 0         a free port (printed)
   configwatch gateway --client-config-policy-class-name none    no PushConfig (connections only)
+  configwatch gateway --upstream kafka-0:9092,kafka-1:9092 --gateway-host 10.0.0.5
+                                               proxy: clients use 10.0.0.5:9192, broker N is 10.0.0.5:9200+N
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from configwatch.errors import SetupError
 from configwatch.localkafka import bootstrap_servers
 from configwatch.settings import Settings
 from policy.gateway import GatewayHandle, serve_gateway
+from policy.gateway.config import parse_upstream
 
 __all__ = ["add_arguments", "run"]
 
@@ -29,14 +40,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
+    parse_upstream(settings.upstream, settings.upstream_security_protocol)  # a usage error before anything starts
     with bootstrap_servers(settings) as bootstrap:
 
         def ready(handle: GatewayHandle) -> None:
             push = "PushConfig advertised" if handle.policy is not None else "PushConfig disabled"
             metrics = (f", metrics on http://{settings.gateway_host}:{handle.metrics_port}/metrics"
                        if handle.metrics_port is not None else "")
+            proxy = f"; proxying to {settings.upstream}" if settings.upstream else ""
             print(f"gateway listening on {handle.bootstrap} ({push}){metrics}; publishing to "
-                  f"{settings.input_topic} at {bootstrap}", flush=True)
+                  f"{settings.input_topic} at {bootstrap}{proxy}", flush=True)
 
         try:
             stats = serve_gateway(settings, bootstrap, on_ready=ready)

@@ -22,6 +22,7 @@ import logging
 import time
 import traceback
 from dataclasses import dataclass
+from typing import Any
 
 from configwatch.contract import config_type_from_id, is_valid_software
 from policy.api import ClientConfig, ClientConfigData, ClientConfigPolicy, RequestContext
@@ -113,27 +114,55 @@ class RequestHandler:
             client_software_name=state.client_software_name, client_software_version=state.client_software_version,
             broker_id=self._config.broker_id)
 
+    @property
+    def serves_push_config(self) -> bool:
+        """True when a policy is configured, so PushConfig is advertised and answered."""
+        return self._policy is not None
+
     def handle(self, payload: bytes, state: ConnectionState, received_ms: int) -> Reply:
         """Answer one request frame. Raises ProtocolError when the bytes are not a request."""
-        header = peek_request_header(payload)
+        header, refused = self.admit(payload, state)
+        if refused is not None:
+            return refused
         key, version = header.request_api_key, header.request_api_version
+        if key == API_VERSIONS_KEY:
+            return self.check_api_versions(payload, version, header.correlation_id, state) or Reply(
+                encode_response(ApiVersionsResponse(version=version, error_code=NONE, api_keys=self._advertised,
+                                                    throttle_time_ms=0), version, header.correlation_id))
+        return self.answer_push_config(payload, header, state, received_ms)
+
+    def admit(self, payload: bytes, state: ConnectionState) -> tuple[Any, Reply | None]:
+        """Read the request header and note the client id; a Reply when the request is refused."""
+        header = peek_request_header(payload)
         if header.client_id and len(header.client_id) > CLIENT_ID_MAX_CHARS:
-            self._metrics.requests.labels(api=str(key), outcome="client_id_too_long").inc()
+            self._metrics.requests.labels(api=str(header.request_api_key), outcome="client_id_too_long").inc()
             log.info("closing %s: a client id of %d characters (limit %d)", state.connection_id,
                      len(header.client_id), CLIENT_ID_MAX_CHARS)
-            return Reply(None, "client_id_too_long")
+            return header, Reply(None, "client_id_too_long")
         if header.client_id:
             state.client_id = header.client_id
-        if key == API_VERSIONS_KEY:
-            return self._api_versions(payload, version, header.correlation_id, state)
+        return header, None
+
+    def answer_push_config(self, payload: bytes, header: Any, state: ConnectionState, received_ms: int) -> Reply:
+        """PushConfig when a policy is configured; any other request (or PushConfig without one) closes."""
+        key, version = header.request_api_key, header.request_api_version
         if key == PUSH_CONFIG_KEY and self._policy is not None:
             return self._push_config(payload, version, header.correlation_id, state, received_ms)
         self._metrics.requests.labels(api=str(key), outcome="unknown_api").inc()
         log.info("closing %s: API key %d is not served here", state.connection_id, key)
         return Reply(None, "unknown_api")
 
+    def register_unknown(self, state: ConnectionState) -> None:
+        """Register a connection that sent another request before any ApiVersions (software unknown)."""
+        if state.registered is None:
+            state.registered = (None, None, None, state.client_id)
+            self._registry.register(self.context(state))
+
     # -- ApiVersions ---------------------------------------------------------------------------
-    def _api_versions(self, payload: bytes, version: int, correlation_id: int, state: ConnectionState) -> Reply:
+    def check_api_versions(self, payload: bytes, version: int, correlation_id: int,
+                           state: ConnectionState) -> Reply | None:
+        """Validate an ApiVersions request and register the connection: None when accepted, else the
+        gateway's own answer (the KIP-511 fallback, or INVALID_REQUEST and close)."""
         if not 0 <= version <= API_VERSIONS_MAX_VERSION:
             # KIP-511: answer v0 with UNSUPPORTED_VERSION and the supported ApiVersions range.
             self._metrics.requests.labels(api="ApiVersions", outcome="unsupported_version").inc()
@@ -163,9 +192,7 @@ class RequestHandler:
         state.registered = identity
         self._registry.register(self.context(state))
         self._metrics.requests.labels(api="ApiVersions", outcome="ok").inc()
-        response = ApiVersionsResponse(version=version, error_code=NONE, api_keys=self._advertised,
-                                       throttle_time_ms=0)
-        return Reply(encode_response(response, version, correlation_id))
+        return None
 
     # -- PushConfig ----------------------------------------------------------------------------
     def _push_config(self, payload: bytes, version: int, correlation_id: int, state: ConnectionState,

@@ -4,14 +4,41 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from configwatch.errors import UsageError
 from configwatch.settings import Settings
 
-__all__ = ["GatewayConfig"]
+__all__ = ["GatewayConfig", "parse_upstream"]
+
+
+SUPPORTED_UPSTREAM_PROTOCOL = "PLAINTEXT"
+
+
+def parse_upstream(text: str | None,
+                   security_protocol: str = SUPPORTED_UPSTREAM_PROTOCOL) -> tuple[tuple[str, int], ...]:
+    """``host:port,host:port`` (optionally ``PLAINTEXT://host:port``) as address pairs; empty or None means
+    no upstream (not a proxy). TLS and SASL upstreams are refused: the gateway does not terminate them."""
+    addresses = []
+    for item in (text or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        protocol, sep, rest = item.partition("://")
+        if sep:
+            item, security_protocol = rest, protocol.upper()
+        if security_protocol != SUPPORTED_UPSTREAM_PROTOCOL:
+            raise UsageError(f"--upstream: a {security_protocol} upstream is not supported yet; the gateway proxies "
+                             "plaintext clusters only (see docs/ingest.md, Proxy mode)")
+        host, sep, port = item.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UsageError(f"--upstream: {item!r} is not HOST:PORT")
+        addresses.append((host.strip("[]"), int(port)))
+    return tuple(addresses)
 
 
 @dataclass(frozen=True, slots=True)
 class GatewayConfig:
-    """Listener address and the limits that keep hostile clients from hurting others."""
+    """Listener address, the limits that keep hostile clients from hurting others, and in proxy mode the
+    upstream cluster's bootstrap addresses and the first port of the per-broker listeners."""
 
     host: str = "127.0.0.1"
     port: int = 9192
@@ -25,6 +52,8 @@ class GatewayConfig:
     push_rate_limit: float = 0.0
     listener: str = "PLAINTEXT"
     security_protocol: str = "PLAINTEXT"
+    upstream: tuple[tuple[str, int], ...] = ()
+    broker_port_base: int = 0
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GatewayConfig:
@@ -39,4 +68,6 @@ class GatewayConfig:
             idle_timeout_s=settings.gateway_idle_timeout_s,
             frame_timeout_s=settings.gateway_frame_timeout_s,
             push_rate_limit=settings.gateway_push_rate_limit,
+            upstream=parse_upstream(settings.upstream, settings.upstream_security_protocol),
+            broker_port_base=settings.gateway_broker_port_base,
         )

@@ -1,5 +1,7 @@
 """The gateway: an asyncio TCP server speaking the Kafka protocol for ApiVersions and PushConfig.
 
+With an upstream cluster it is also a Kafka proxy: the bootstrap listener and one
+listener per upstream broker relay every other request (``policy.gateway.proxy``).
 ``Gateway`` owns the listening socket, the connection registry, the request
 handler and the metrics; it does not own the policy or the publisher (see
 ``policy.gateway.service`` for the lifecycle that wires them together).
@@ -15,9 +17,11 @@ from typing import Any
 
 from policy.api import ClientConfigPolicy
 from policy.gateway.apis import RequestHandler
+from policy.gateway.brokers import BrokerListeners
 from policy.gateway.config import GatewayConfig
 from policy.gateway.connection import serve_connection
 from policy.gateway.metrics import GatewayMetrics
+from policy.gateway.proxy import serve_proxy_connection
 from policy.gateway.registry import ConnectionRegistry
 from policy.publisher import EventSink, PublisherStats
 
@@ -39,6 +43,12 @@ class Gateway:
         self._server: asyncio.Server | None = None
         self._seq = itertools.count()
         self.port: int | None = None
+        self.brokers = (BrokerListeners(config.host, config.broker_port_base, self._serve, backlog=self._backlog)
+                        if config.upstream else None)
+
+    @property
+    def _backlog(self) -> int:
+        return max(128, min(self.config.max_connections, 4096))
 
     @property
     def address(self) -> tuple[str, int]:
@@ -47,12 +57,20 @@ class Gateway:
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(
-            self._accept, self.config.host, self.config.port,
-            backlog=max(128, min(self.config.max_connections, 4096)))
+            self._accept, self.config.host, self.config.port, backlog=self._backlog)
         self.port = int(self._server.sockets[0].getsockname()[1])
         log.info("PushConfig gateway listening on %s:%d", self.config.host, self.port)
+        if self.brokers is not None:
+            log.info("proxying to the Kafka cluster at %s",
+                     ",".join(f"{h}:{p}" for h, p in self.config.upstream))
+            if not await self.brokers.discover(self.config.upstream):
+                log.warning("no upstream broker answered yet; broker listeners start when one does")
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await self._serve(reader, writer, None)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, node_id: int | None) -> None:
+        """Serve one accepted connection: the bootstrap listener's (``node_id`` None) or a broker's."""
         if len(self._tasks) >= self.config.max_connections:
             self.metrics.closes.labels(reason="connection_limit").inc()
             log.warning("refusing a connection: %d connections open (limit)", len(self._tasks))
@@ -65,9 +83,16 @@ class Gateway:
         assert task is not None
         self._tasks.add(task)
         try:
-            await serve_connection(reader, writer, connection_id=connection_id, client_address=str(peer[0]),
-                                   config=self.config, handler=self._handler, registry=self.registry,
-                                   metrics=self.metrics)
+            if self.brokers is None:
+                await serve_connection(reader, writer, connection_id=connection_id, client_address=str(peer[0]),
+                                       config=self.config, handler=self._handler, registry=self.registry,
+                                       metrics=self.metrics)
+            else:
+                upstream = self.config.upstream if node_id is None else (self.brokers.target(node_id),)
+                await serve_proxy_connection(reader, writer, connection_id=connection_id,
+                                             client_address=str(peer[0]), upstream=upstream, config=self.config,
+                                             handler=self._handler, registry=self.registry, metrics=self.metrics,
+                                             brokers=self.brokers)
         finally:
             self._tasks.discard(task)
 
@@ -75,6 +100,8 @@ class Gateway:
         """Stop listening and end every connection (each publishes its ``connection_closed``)."""
         if self._server is not None:
             self._server.close()
+        if self.brokers is not None:
+            self.brokers.close()
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
@@ -82,4 +109,6 @@ class Gateway:
         if self._server is not None:
             await self._server.wait_closed()
             self._server = None
+        if self.brokers is not None:
+            await self.brokers.wait_closed()
         log.info("PushConfig gateway stopped")

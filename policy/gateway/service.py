@@ -56,6 +56,7 @@ class GatewayHandle:
 
 
 def _build(settings: Settings, bootstrap_servers: str) -> GatewayHandle:
+    config = GatewayConfig.from_settings(settings)  # a bad setting fails before anything starts
     publisher = EventPublisher(bootstrap_servers, settings.input_topic, buffer_size=settings.policy_buffer_size,
                                buffer_bytes=settings.policy_buffer_bytes, identity_key=settings.fingerprint_key)
     policy: ClientConfigPolicy | None = None
@@ -72,7 +73,7 @@ def _build(settings: Settings, bootstrap_servers: str) -> GatewayHandle:
     if not publisher.wait_connected(PUBLISHER_CONNECT_WAIT_S):
         log.warning("the publisher has not reached Kafka at %s within %.0f s; pushes get a retriable error "
                     "until it does", bootstrap_servers, PUBLISHER_CONNECT_WAIT_S)
-    gateway = Gateway(GatewayConfig.from_settings(settings), policy=policy, sink=publisher,
+    gateway = Gateway(config, policy=policy, sink=publisher,
                       publisher_stats=publisher.stats)
     return GatewayHandle(gateway, publisher, policy, None)
 

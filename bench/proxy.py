@@ -1,0 +1,217 @@
+"""What the gateway costs as a Kafka proxy (issue 15): produce throughput, produce latency, handshakes/s.
+
+One local broker (KRaft, temporary directory) is both the upstream cluster and
+the events topic's home; ``configwatch gateway --upstream`` runs as its own
+process; the clients run in this process (librdkafka through confluent-kafka for
+produce, raw asyncio sockets for handshakes).
+
+1. Produce throughput, MB/s: one confluent-kafka producer (acks=all, 1 KiB
+   values, librdkafka defaults otherwise) sends ``--messages`` records straight
+   to the broker and through the gateway, alternating, ``--rounds`` each.
+2. Produce latency: the same producer at a steady ``--rate`` msg/s for
+   ``--latency-s`` seconds, send to delivery report, p50/p99; direct and through
+   the gateway, alternating.
+3. New connections per second per gateway process: ``--concurrency`` client
+   tasks each connect, send ApiVersions v3 (a KIP-511 name and version), read
+   the answer (forwarded to the broker and back) and close, for ``--handshake-s``
+   seconds.
+
+Usage: .venv/bin/python -m bench.proxy [--messages 100000] [--rounds 3] [--rate 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import select
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Producer
+
+from bench.harness import machine
+from configwatch.localkafka import LocalKafka
+from policy.protocol import ApiVersionsRequest, encode_request
+
+__all__ = ["main"]
+
+ROOT = Path(__file__).resolve().parent.parent
+VALUE = os.urandom(1024)
+READY = re.compile(r"gateway listening on (\S+) ")
+
+
+def _create_topic(bootstrap: str, topic: str) -> None:
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        admin.create_topics([NewTopic(topic, num_partitions=4, replication_factor=1)])
+    finally:
+        admin.close()
+
+
+@contextmanager
+def _gateway(broker: str, events: str) -> Iterator[str]:
+    """``configwatch gateway --upstream`` as its own process; yields its bootstrap address."""
+    cmd = [sys.executable, "-m", "configwatch.cli.main", "--log-level", "WARNING", "gateway",
+           "--bootstrap-servers", broker,
+           "--input-topic", events, "--upstream", broker, "--gateway-port", "0", "--gateway-metrics-port", "-1",
+           "--gateway-broker-port-base", "0"]
+    env = {**os.environ, "CONFIGWATCH_FINGERPRINT_KEY": "bench-proxy"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 120)
+        match = READY.search(proc.stdout.readline() if ready else "")
+        if match is None:
+            raise RuntimeError(f"the gateway did not start (exit {proc.poll()})")
+        yield match.group(1)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+
+
+def _producer(bootstrap: str) -> Producer:
+    return Producer({"bootstrap.servers": bootstrap, "acks": "all", "client.id": "bench-proxy"})
+
+
+def _throughput(bootstrap: str, topic: str, messages: int) -> float:
+    """MB/s (10^6 bytes of values) for ``messages`` acknowledged 1 KiB records."""
+    producer = _producer(bootstrap)
+    producer.produce(topic, VALUE)
+    producer.flush(60)  # metadata and connections before the clock starts
+    start = time.perf_counter()
+    for _ in range(messages):
+        while True:
+            try:
+                producer.produce(topic, VALUE)
+                break
+            except BufferError:
+                producer.poll(0.01)
+        producer.poll(0)
+    if producer.flush(300) != 0:
+        raise RuntimeError("records still unacknowledged after 300 s")
+    return messages * len(VALUE) / 1e6 / (time.perf_counter() - start)
+
+
+def _latency(bootstrap: str, topic: str, rate: int, seconds: float) -> dict[str, float]:
+    """Send to delivery report at a steady rate; the first second is warm-up."""
+    producer = _producer(bootstrap)
+    producer.produce(topic, VALUE)
+    producer.flush(60)
+    samples: list[float] = []
+    errors = 0
+
+    def report(sent: float) -> Any:
+        def done(err: Any, _msg: Any) -> None:
+            nonlocal errors
+            if err is not None:
+                errors += 1
+            elif sent >= warm:
+                samples.append(time.perf_counter() - sent)
+        return done
+
+    start = time.perf_counter()
+    warm = start + 1.0
+    n = 0
+    while (now := time.perf_counter()) < start + seconds + 1.0:
+        due = int((now - start) * rate)
+        while n < due:
+            producer.produce(topic, VALUE, on_delivery=report(time.perf_counter()))
+            n += 1
+        producer.poll(0.0005)
+    producer.flush(60)
+    samples.sort()
+    return {"messages": len(samples), "errors": errors,
+            "p50_ms": round(1000 * samples[len(samples) // 2], 2),
+            "p99_ms": round(1000 * samples[int(len(samples) * 0.99)], 2)}
+
+
+async def _handshakes(address: str, concurrency: int, seconds: float) -> dict[str, float]:
+    host, port = address.rsplit(":", 1)
+    request = encode_request(ApiVersionsRequest(client_software_name="bench-handshake",
+                                                client_software_version="1.0"), 3, 1, "bench-handshake")
+    done = failed = 0
+    end = time.perf_counter() + seconds
+
+    async def client() -> None:
+        nonlocal done, failed
+        while time.perf_counter() < end:
+            try:
+                reader, writer = await asyncio.open_connection(host, int(port))
+                writer.write(request)
+                size = int.from_bytes(await reader.readexactly(4), "big")
+                await reader.readexactly(size)
+                writer.close()
+                await writer.wait_closed()
+                done += 1
+            except (OSError, asyncio.IncompleteReadError):
+                failed += 1
+
+    start = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+    elapsed = time.perf_counter() - start
+    return {"connections": done, "failed": failed, "seconds": round(elapsed, 2),
+            "connections_per_s": round(done / elapsed)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.proxy", description=__doc__.split("\n")[0])
+    p.add_argument("--messages", type=int, default=100_000)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rate", type=int, default=2000)
+    p.add_argument("--latency-s", type=float, default=20.0)
+    p.add_argument("--concurrency", type=int, default=50)
+    p.add_argument("--handshake-s", type=float, default=15.0)
+    p.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "proxy.json")
+    args = p.parse_args(argv)
+    result: dict[str, Any] = {"parameters": vars(args) | {"out": str(args.out)}, "machine": machine()}
+    with tempfile.TemporaryDirectory(prefix="bench-proxy-") as tmp:
+        broker = LocalKafka(Path(tmp), heap="1g")
+        direct = broker.start().bootstrap_servers
+        try:
+            topic, events = f"bench-proxy-{uuid.uuid4().hex[:8]}", f"bench-proxy-events-{uuid.uuid4().hex[:8]}"
+            _create_topic(direct, topic)
+            _create_topic(direct, events)
+            with _gateway(direct, events) as proxied:
+                _throughput(direct, topic, min(args.messages, 10_000))  # warm-up, both paths
+                _throughput(proxied, topic, min(args.messages, 10_000))
+                mbs: dict[str, list[float]] = {"direct": [], "gateway": []}
+                lat: dict[str, list[dict[str, float]]] = {"direct": [], "gateway": []}
+                for _ in range(args.rounds):
+                    for name, bootstrap in (("direct", direct), ("gateway", proxied)):
+                        mbs[name].append(round(_throughput(bootstrap, topic, args.messages), 1))
+                        print(f"throughput {name}: {mbs[name][-1]} MB/s", flush=True)
+                for _ in range(args.rounds):
+                    for name, bootstrap in (("direct", direct), ("gateway", proxied)):
+                        lat[name].append(_latency(bootstrap, topic, args.rate, args.latency_s))
+                        print(f"latency {name}: {lat[name][-1]}", flush=True)
+                hand = asyncio.run(_handshakes(proxied, args.concurrency, args.handshake_s))
+                print(f"handshakes: {hand}", flush=True)
+        finally:
+            broker.stop()
+    med = {k: statistics.median(v) for k, v in mbs.items()}
+    result["throughput_mb_s"] = mbs | {"ratio_gateway_over_direct": round(med["gateway"] / med["direct"], 3)}
+    result["latency"] = lat | {"p99_ms_median": {k: statistics.median(r["p99_ms"] for r in v) for k, v in lat.items()}}
+    result["handshakes"] = hand
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1))
+    print(json.dumps({k: result[k] for k in ("throughput_mb_s", "handshakes")} |
+                     {"p99_ms_median": result["latency"]["p99_ms_median"]}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

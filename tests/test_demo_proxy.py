@@ -1,0 +1,38 @@
+"""The demo's real client: kafka-python through the gateway in proxy mode, counted under its own name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import kafka
+import pytest
+
+from configwatch.cli.demo_proxy import ProxiedProducer
+from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED
+from tests.conftest import eventually
+from tests.gateway_helpers import create_topic, gateway_settings, read_events
+from tests.kafka_helpers import read_all
+
+pytestmark = pytest.mark.kafka
+
+
+def test_the_demos_real_producer_reaches_the_broker_through_the_proxy(kafka_bootstrap: str,
+                                                                      topic_name: Any) -> None:
+    events, traffic = topic_name("events"), topic_name("traffic")
+    create_topic(kafka_bootstrap, events)
+    real = ProxiedProducer(gateway_settings(events), kafka_bootstrap, topic=traffic)
+    try:
+        proxy = real.start()
+        assert proxy != kafka_bootstrap
+        eventually(lambda: real.sent >= 3 or None, timeout_s=30, message="the producer keeps sending")
+    finally:
+        real.stop()
+    values = [v for _k, v, _p, _o in read_all(kafka_bootstrap, traffic)]
+    assert b"hello through the gateway" in values and len(values) >= 3
+    published = [e for _k, e in read_events(kafka_bootstrap, events)]
+    opened = [e for e in published if e.event == CONNECTION_OPENED]
+    assert opened and {(e.client_software_name, e.client_software_version, e.client_id) for e in opened} == {
+        ("kafka-python", kafka.__version__, "demo-real-producer")}
+    assert real.software == f"kafka-python/{kafka.__version__}"
+    closed = {e.connection_id for e in published if e.event == CONNECTION_CLOSED}
+    assert closed == {e.connection_id for e in opened}
