@@ -46,7 +46,8 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
             if reply.response is not None:
                 writer.write(reply.response)
                 try:
-                    await asyncio.wait_for(writer.drain(), config.frame_timeout_s)
+                    async with asyncio.timeout(config.frame_timeout_s):
+                        await writer.drain()
                 except TimeoutError:
                     reason = "write_timeout"  # the client does not read its responses
                     break

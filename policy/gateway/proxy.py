@@ -83,7 +83,8 @@ async def _connect(upstream: Sequence[tuple[str, int]]) -> tuple[asyncio.StreamR
     last: Exception | None = None
     for host, port in upstream:
         try:
-            return await asyncio.wait_for(asyncio.open_connection(host, port), CONNECT_TIMEOUT_S)
+            async with asyncio.timeout(CONNECT_TIMEOUT_S):
+                return await asyncio.open_connection(host, port)
         except (OSError, TimeoutError) as exc:
             last = exc
     raise ConnectionError(f"no upstream broker reachable at {upstream}: {last}")

@@ -70,8 +70,11 @@ async def read_frame(reader: asyncio.StreamReader, *, max_bytes: int, idle_timeo
     when no frame starts within ``idle_timeout_s``, and FrameTimeoutError when a
     started frame does not complete within ``frame_timeout_s``.
     """
+    # asyncio.timeout, not wait_for: Python 3.11's wait_for can lose a cancel that meets a finishing read,
+    # and a connection that misses its cancel keeps the gateway's stop waiting.
     try:
-        head = await asyncio.wait_for(reader.readexactly(SIZE_BYTES), idle_timeout_s)
+        async with asyncio.timeout(idle_timeout_s):
+            head = await reader.readexactly(SIZE_BYTES)
     except asyncio.IncompleteReadError as exc:
         if not exc.partial:
             return None
@@ -80,6 +83,7 @@ async def read_frame(reader: asyncio.StreamReader, *, max_bytes: int, idle_timeo
     if size < 1 or size > max_bytes:
         raise FrameError(f"frame size {size} outside 1..{max_bytes}")
     try:
-        return await asyncio.wait_for(reader.readexactly(size), frame_timeout_s)
+        async with asyncio.timeout(frame_timeout_s):
+            return await reader.readexactly(size)
     except TimeoutError:
         raise FrameTimeoutError(f"frame of {size} bytes incomplete after {frame_timeout_s}s") from None
