@@ -8,12 +8,13 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: help setup jars sysdeps test demo lint bench clean
+.PHONY: help setup jars sysdeps test demo lint bench eval clean
 
 help:
 	@echo "make demo   - set up, then run the whole system on embedded defaults"
 	@echo "make test   - set up, then run the test suite (real Kafka broker and Spark)"
 	@echo "make lint   - ruff and mypy"
+	@echo "make eval   - detection precision/recall on the labelled evaluation fleet (SEED, SIZE)"
 	@echo "make bench  - set up, then run every benchmark figure (QUICK=1: a two-minute smoke run)"
 	@echo "make clean  - remove .venv and build output (the jar cache stays)"
 
@@ -40,6 +41,12 @@ demo: setup
 # Writes bench/results/latest.json and the generated table in docs/benchmarks.md.
 bench: setup
 	$(BIN)/python -m bench.run $(if $(QUICK),--quick) $(BENCH_ARGS)
+
+# The labelled evaluation set of tests/eval (docs/detection.md, Evaluation): no Spark, no Kafka.
+SEED ?= 13
+SIZE ?= 3000
+eval: $(STAMP)
+	$(BIN)/python -W ignore::FutureWarning -m tests.eval --seed $(SEED) --size $(SIZE) $(EVAL_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

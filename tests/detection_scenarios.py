@@ -14,6 +14,7 @@ from typing import Any
 
 from configwatch.secrets import fingerprint
 from tests.rules_helpers import JAVA, KEY, RDKAFKA, entry, push
+from udfs.rules.fleet import MIN_PEERS
 
 __all__ = ["INVALID_SECRETS", "SECRETS", "planted_invalid_records", "planted_pushes", "rule_pushes", "to_event_json"]
 
@@ -130,7 +131,7 @@ def rule_pushes() -> list[dict[str, Any]]:
         _g("no-common", **{"partition.assignment.strategy": "cooperative-sticky"}),
         _g("streams-mix"), _g("streams-mix", **{"group.protocol": "streams"}),
     ]
-    fleet = [push({"acks": "all", "linger.ms": "5", "batch.size": "16384"}, RDKAFKA) for _ in range(12)]
+    fleet = [push({"acks": "all", "linger.ms": "5", "batch.size": "16384"}, RDKAFKA) for _ in range(MIN_PEERS)]
     return [*pushes, *fleet, push({"acks": "all", "linger.ms": "50000", "batch.size": "16384"}, RDKAFKA)]
 
 

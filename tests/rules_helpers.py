@@ -21,6 +21,9 @@ JAVA_3 = ("apache-kafka-java", "3.9.0")
 RDKAFKA = ("librdkafka", "2.12.0")
 PY_RDKAFKA = ("confluent-kafka-python", "2.12.0-rdkafka-2.12.0")
 KAFKA_PYTHON = ("kafka-python", "2.0.2")
+JAVA_2 = ("apache-kafka-java", "2.8.2")
+SARAMA = ("sarama", "1.45.1")
+FRANZ_GO = ("kgo", "v1.18.1")
 
 
 def entry(key: str, value: str | None, type_: str = "STRING", *, default: bool = False, redacted: bool = False,

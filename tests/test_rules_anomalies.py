@@ -6,7 +6,20 @@ from typing import Any
 
 import pytest
 
-from tests.rules_helpers import JAVA, JAVA_3, KAFKA_PYTHON, RDKAFKA, by_rule, entry, findings, push, rules_of
+from tests.rules_helpers import (
+    FRANZ_GO,
+    JAVA,
+    JAVA_2,
+    JAVA_3,
+    KAFKA_PYTHON,
+    RDKAFKA,
+    SARAMA,
+    by_rule,
+    entry,
+    findings,
+    push,
+    rules_of,
+)
 
 G = {"group.id": "orders"}  # makes a Java push a consumer's
 
@@ -16,6 +29,10 @@ CASES: list[tuple[str, tuple[str, str], dict[str, str] | list[dict[str, Any]], b
     ("idempotence-acks", JAVA, {"enable.idempotence": "true", "acks": "all"}, False),
     ("idempotence-acks", JAVA, {"acks": "1"}, False),  # default idempotence: the Java client turns it off
     ("idempotence-acks", RDKAFKA, {"enable.idempotence": "true"}, False),  # librdkafka adjusts acks itself
+    ("idempotence-acks", JAVA_2, {"enable.idempotence": "true"}, False),  # so does Java: default acks 1 -> all
+    ("idempotence-acks", JAVA_2, {"enable.idempotence": "true", "acks": "1"}, True),
+    ("idempotence-acks", SARAMA, {"Producer.Idempotent": "true"}, True),  # sarama's RequiredAcks default is 1
+    ("idempotence-acks", SARAMA, {"Producer.Idempotent": "true", "Producer.RequiredAcks": "-1"}, False),
     ("idempotence-max-in-flight", JAVA, {"enable.idempotence": "true",
                                          "max.in.flight.requests.per.connection": "6"}, True),
     ("idempotence-max-in-flight", RDKAFKA, {"enable.idempotence": "true",
@@ -25,6 +42,8 @@ CASES: list[tuple[str, tuple[str, str], dict[str, str] | list[dict[str, Any]], b
     ("idempotence-max-in-flight", RDKAFKA, {"enable.idempotence": "true"}, False),  # default 1000000 is adjusted
     ("idempotence-retries", JAVA, {"enable.idempotence": "true", "retries": "0"}, True),
     ("idempotence-retries", JAVA, {"enable.idempotence": "true", "retries": "3"}, False),
+    ("idempotence-retries", SARAMA, {"Producer.Idempotent": "true", "Producer.RequiredAcks": "-1",
+                                     "Producer.Retry.Max": "0"}, True),
     ("idempotence-implicitly-disabled", JAVA, {"acks": "1"}, True),
     ("idempotence-implicitly-disabled", JAVA, {"max.in.flight.requests.per.connection": "10"}, True),
     ("idempotence-implicitly-disabled", JAVA, {"acks": "all"}, False),
@@ -32,11 +51,21 @@ CASES: list[tuple[str, tuple[str, str], dict[str, str] | list[dict[str, Any]], b
     ("idempotence-implicitly-disabled", RDKAFKA, {"acks": "1"}, False),  # librdkafka's default is off
     ("transactional-without-idempotence", JAVA, {"transactional.id": "tx-1", "enable.idempotence": "false"}, True),
     ("transactional-without-idempotence", JAVA, {"transactional.id": "tx-1"}, False),
+    ("transactional-without-idempotence", SARAMA, {"Producer.Transaction.ID": "tx-1"}, True),  # Idempotent false
+    ("transactional-without-idempotence", SARAMA, {"Producer.Transaction.ID": "tx-1", "Producer.Idempotent": "true",
+                                                   "Producer.RequiredAcks": "-1", "Net.MaxOpenRequests": "1"}, False),
     ("acks-zero", JAVA, {"acks": "0"}, True),
     ("acks-zero", KAFKA_PYTHON, {"acks": "0"}, True),  # no key set: sent keys still count
     ("acks-zero", JAVA, {"acks": "1"}, False),
     ("acks-zero", JAVA, {**G, "auto.offset.reset": "earliest", "acks": "0"}, False),  # a consumer ignores acks
     ("acks-zero", JAVA, {**G, "acks": "0"}, True),  # one key each way: role unknown, both rule sets apply
+    ("acks-zero", SARAMA, {"Producer.RequiredAcks": "0"}, True),  # NoResponse
+    ("acks-zero", SARAMA, {"Producer.RequiredAcks": "NoResponse"}, True),
+    ("acks-zero", SARAMA, {"Producer.RequiredAcks": "1"}, False),  # WaitForLocal
+    ("acks-zero", SARAMA, {"Producer.RequiredAcks": "WaitForAll"}, False),
+    ("acks-zero", FRANZ_GO, {"RequiredAcks": "kgo.NoAck()"}, True),
+    ("acks-zero", FRANZ_GO, {"RequiredAcks": "AllISRAcks"}, False),
+    ("acks-zero", FRANZ_GO, {"ProducerLinger": "0"}, False),  # a bare 0 under another key is no acks
     ("delivery-timeout-too-short", JAVA, {"delivery.timeout.ms": "1000", "request.timeout.ms": "30000"}, True),
     ("delivery-timeout-too-short", RDKAFKA, {"delivery.timeout.ms": "1000"}, True),  # alias of message.timeout.ms
     ("delivery-timeout-too-short", JAVA, {"linger.ms": "100000"}, False),  # a default delivery timeout is raised
@@ -58,13 +87,24 @@ CASES: list[tuple[str, tuple[str, str], dict[str, str] | list[dict[str, Any]], b
      False),
     ("heartbeat-above-third", JAVA, {**G, "heartbeat.interval.ms": "20000"}, True),
     ("heartbeat-above-third", JAVA, {**G, "heartbeat.interval.ms": "15000"}, False),
+    ("heartbeat-above-third", SARAMA, {"Consumer.Group.Session.Timeout": "9s",
+                                       "Consumer.Group.Heartbeat.Interval": "4s"}, True),
+    ("heartbeat-above-third", SARAMA, {"Consumer.Group.Heartbeat.Interval": "4s"}, True),  # session default 10s
+    ("heartbeat-above-third", SARAMA, {"Consumer.Group.Session.Timeout": "9s"}, False),  # heartbeat default 3s
+    ("heartbeat-above-third", FRANZ_GO, {"SessionTimeout": "1m30s", "HeartbeatInterval": "31s"}, True),
+    ("heartbeat-above-third", FRANZ_GO, {"SessionTimeout": "45s", "HeartbeatInterval": "3s"}, False),
+    ("heartbeat-above-third", FRANZ_GO, {"SessionTimeout": "9000", "HeartbeatInterval": "4000"}, False),  # no unit
     ("session-timeout-out-of-bounds", JAVA, {**G, "session.timeout.ms": "2000000"}, True),
     ("session-timeout-out-of-bounds", RDKAFKA, {**G, "session.timeout.ms": "5000"}, True),
     ("session-timeout-out-of-bounds", JAVA, {**G, "session.timeout.ms": "45000"}, False),
+    ("session-timeout-out-of-bounds", FRANZ_GO, {"SessionTimeout": "500ms", "HeartbeatInterval": "100ms"}, True),
+    ("session-timeout-out-of-bounds", SARAMA, {"Consumer.Group.Session.Timeout": "1h"}, True),
+    ("session-timeout-out-of-bounds", SARAMA, {"Consumer.Group.Session.Timeout": "30m"}, False),  # 1800000: the max
     ("session-timeout-out-of-bounds", JAVA, {"acks": "all", "linger.ms": "5", "session.timeout.ms": "100"},
      False),  # a producer ignores it
     ("fetch-wait-not-below-request-timeout", JAVA, {**G, "fetch.max.wait.ms": "30000"}, True),
     ("fetch-wait-not-below-request-timeout", JAVA, {**G, "fetch.max.wait.ms": "500"}, False),
+    ("fetch-wait-not-below-request-timeout", SARAMA, {"Consumer.MaxWaitTime": "1m"}, False),  # no request timeout
     ("consumer-protocol-ignores-classic-keys", JAVA, {**G, "group.protocol": "consumer",
                                                       "session.timeout.ms": "30000"}, True),
     ("consumer-protocol-ignores-classic-keys", JAVA,
@@ -112,3 +152,21 @@ def test_one_batch_judges_each_push_by_its_own_profile() -> None:
     rows = findings(push({"delivery.timeout.ms": "30004"}, JAVA_3), push({"delivery.timeout.ms": "30004"}, JAVA))
     hits = by_rule(rows, "delivery-timeout-too-short")
     assert [r["client_software_version"] for r in hits] == [JAVA[1]]
+
+
+def test_go_clients_are_judged_under_the_java_names_in_milliseconds() -> None:
+    rows = findings(push({"Consumer.Group.Session.Timeout": "9s", "Consumer.Group.Heartbeat.Interval": "4s",
+                          "Producer.RequiredAcks": "0"}, SARAMA))
+    [third] = by_rule(rows, "heartbeat-above-third")
+    assert third["keys"] == ["heartbeat.interval.ms", "session.timeout.ms"]
+    assert third["message"] == "heartbeat.interval.ms=4000 is above a third of session.timeout.ms=9000."
+    assert third["evidence"] == {"values": {"heartbeat.interval.ms": 4000, "session.timeout.ms": 9000},
+                                 "defaulted": []}
+    [acks] = by_rule(rows, "acks-zero")
+    assert acks["evidence"]["values"] == {"acks": 0}
+
+
+def test_go_defaults_are_durations_too() -> None:
+    [row] = by_rule(findings(push({"Consumer.Group.Heartbeat.Interval": "5s"}, SARAMA)), "heartbeat-above-third")
+    assert row["evidence"] == {"values": {"heartbeat.interval.ms": 5000, "session.timeout.ms": 10000},
+                               "defaulted": ["session.timeout.ms"]}

@@ -1,4 +1,4 @@
-"""Client-id conventions: conventional ids are left alone, secrets placed in ids are still found."""
+"""Client-id and principal conventions: conventional ids are left alone, secrets placed in ids are still found."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import string
 import pyarrow as pa
 import pytest
 
-from udfs.rules.identity import strip_structure
-from udfs.rules.secretscan import HIGH_ENTROPY, scan_strings
+from udfs.rules.identity import split_identity, strip_structure
+from udfs.rules.secretscan import HIGH_ENTROPY, scan_identity, scan_strings
 
 UUID = "f7c89e69-381d-4b11-aac3-c708b5e527bd"
 STREAMS = f"inventory-join-app-{UUID}"
@@ -158,3 +158,47 @@ def test_random_base64url_tokens_are_not_compound_ids() -> None:
 def test_strip_structure_keeps_nulls_and_empty_input() -> None:
     assert strip_structure(pa.array([None, f"{STREAMS}-admin", None], pa.string())).to_pylist() == [None, "", None]
     assert strip_structure(pa.array([], pa.string())).to_pylist() == []
+
+
+# --- principals: a TLS principal's distinguished name is judged part by part ---------------------------------
+
+DN_PRINCIPALS = [
+    "User:CN=orders-join-app-7.prod.svc,OU=platform,O=Example Corp,C=DE",
+    "User:CN=recommendations-aggregator-12.prod.svc,OU=platform,O=Example Corp,C=DE",
+    "User:CN=fraud-sink-3.prod.svc,OU=Platform Engineering,O=Example Corp,L=Berlin,ST=Berlin,C=DE",
+    "User:CN=payments-api-7d9f8b6c5d-x2k4p,OU=Payments2024,DC=corp,DC=example,DC=com",
+    "User:CN=kafka-client-3+UID=svc-orders,OU=Kafka,O=Acme",               # a multi-valued RDN
+    "User:/C=DE/O=Example Corp/OU=platform/CN=orders-join-app-7.prod.svc",  # OpenSSL's form
+    "User:1.2.840.113549.1.9.1=ops@example.com,CN=billing-worker-2,O=Acme",  # an attribute by OID
+    "User:CN=audit-exporter-4.prod.svc, OU=platform, O=Example Corp, C=DE",  # spaces after commas
+]
+
+DN_SECRETS = [
+    ("User:CN=Zx9Kq2Lm8Pw4Rt7Yb3NcV5hJ,OU=platform,O=Example Corp", HIGH_ENTROPY),
+    ("User:CN=svc-Zx9Kq2Lm8Pw4Rt7Yb3NcV5hJ,OU=platform", HIGH_ENTROPY),
+    (f"User:CN=orders-join-app-7.prod.svc,OU={TOKEN_B64URL}", HIGH_ENTROPY),
+    (f"User:CN=orders,OU={GITHUB}", "secret-github-token"),
+    ("User:CN=orders,OU=platform,password=hunter22", "secret-password-fragment"),
+]
+
+
+@pytest.mark.parametrize("principal", DN_PRINCIPALS)
+def test_a_distinguished_name_is_split_into_its_attribute_values(principal: str) -> None:
+    assert scan_identity(pa.array([principal])).to_pylist() == [None]
+
+
+def test_the_value_scanner_alone_reads_a_dn_as_one_token() -> None:
+    # Why identity fields need scan_identity: "CN=orders-join-app-7" is one mixed-class token of 20 characters.
+    assert scan_strings([DN_PRINCIPALS[0]]) == [HIGH_ENTROPY]
+    assert split_identity(pa.array([DN_PRINCIPALS[0], "/CN=a/OU=b", None])).to_pylist() == [
+        "User:CN orders-join-app-7.prod.svc,OU platform,O Example Corp,C DE", "/CN a/OU b", None]
+
+
+@pytest.mark.parametrize(("principal", "rule"), DN_SECRETS, ids=[f"{r}-{i}" for i, (_, r) in enumerate(DN_SECRETS)])
+def test_a_token_in_a_distinguished_name_is_still_found(principal: str, rule: str) -> None:
+    assert scan_identity(pa.array([principal])).to_pylist() == [rule]
+
+
+def test_identity_scan_judges_client_ids_like_the_value_scan() -> None:
+    values = BENIGN + [v for v, _ in SECRETS]
+    assert scan_identity(pa.array(values)).to_pylist() == scan_strings(values)

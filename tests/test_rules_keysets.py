@@ -48,6 +48,33 @@ def test_documented_facts() -> None:
     assert rdk.default("enable.idempotence") == "false"
 
 
+def test_go_families_map_the_java_keys_the_rules_read_to_their_own() -> None:
+    sarama = profile("sarama-1.60.json", "unknown")
+    assert sarama.durations == "go" and profile("librdkafka-2.15.json", "producer").durations == "number"
+    assert sarama.sources("acks") == ("Producer.RequiredAcks",) and sarama.default("acks") == "1"
+    assert sarama.sources("session.timeout.ms") == ("Consumer.Group.Session.Timeout",)
+    assert sarama.default("session.timeout.ms") == "10s" and sarama.default("heartbeat.interval.ms") == "3s"
+    assert sarama.sources("max.in.flight.requests.per.connection") == ("Net.MaxOpenRequests",)
+    assert sarama.sources("request.timeout.ms") == () and sarama.sources("group.id") == ()  # no such field
+    franz = profile("franz-go-1.21.json", "unknown")
+    assert franz.sources("heartbeat.interval.ms") == ("HeartbeatInterval",) and franz.durations == "go"
+    assert franz.sources("group.id") == ("ConsumerGroup",)
+    assert franz.sources("group.protocol") == () and franz.sources("enable.idempotence") == ()
+
+
+@pytest.mark.parametrize("file", ["kafka-python-2.0.json", "kafka-python-2.2.json", "kafka-python-3.0.json",
+                                  "librdkafka-2.15.json", "sarama-1.60.json", "franz-go-1.21.json"])
+def test_java_equivalents_name_rule_keys_and_known_keys(file: str) -> None:
+    from udfs.rules.effective import RULE_KEYS
+
+    doc = json.loads(DATA.joinpath(file).read_text())
+    known = set().union(*(set(body["keys"]) for body in doc["roles"].values()))
+    aliases = doc.get("aliases", {})
+    for rule_key, own in doc.get("java_equivalents", {}).items():
+        assert rule_key in RULE_KEYS, (file, rule_key)
+        assert aliases.get(own, own) in known, (file, own)
+
+
 @pytest.mark.parametrize(("name", "family"), [
     ("apache-kafka-java", "apache-kafka-java"), ("librdkafka", "librdkafka"),
     ("confluent-kafka-python", "librdkafka"), ("confluent-kafka-rust", "librdkafka"),

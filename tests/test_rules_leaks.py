@@ -124,6 +124,15 @@ def test_conventional_identity_fields_are_not_secrets() -> None:
     assert not {"secret-in-identity", "secret-high-entropy"} & rules_of(rows)
 
 
+def test_a_tls_principal_is_not_a_secret_but_a_token_in_its_dn_is() -> None:
+    dn = "User:CN=orders-join-app-7.prod.svc,OU=platform,O=Example Corp,C=DE"
+    rows = findings(push([*PRODUCER, entry("app.flag", "on")], principal=dn))
+    assert rows and all(r["principal"] == dn for r in rows) and "secret-in-identity" not in rules_of(rows)
+    leaked = "User:CN=orders-Zx9Kq2Lm8Pw4Rt7Yb3NcV5hJ.prod.svc,OU=platform"
+    [hit] = by_rule(findings(push(PRODUCER, principal=leaked)), "secret-in-identity")
+    assert hit["keys"] == ["principal"] and hit["principal"] == f"redacted:{fingerprint(leaked, KEY)}"
+
+
 def test_a_token_in_a_streams_client_id_is_still_a_secret_in_identity() -> None:
     client_id = "inventory-join-app-Zx9Kq2Lm8Pw4Rt7Yb3NcV5hJ-StreamThread-1-consumer"
     [hit] = by_rule(findings(push(PRODUCER, client_id=client_id)), "secret-in-identity")

@@ -32,6 +32,11 @@ POSITIVES = [
      "secret-password-fragment"),
     ("Server=db;User Id=svc;Password=Tr0ub4dor&3;", "secret-password-fragment"),
     ("api_key=q8w7e6r5t4y3u2i1", "secret-password-fragment"),
+    # a quoted value runs to its closing quote, whatever its first character
+    ('org.apache.kafka.common.security.scram.ScramLoginModule required username="svc" password="&gepK9!x#2";',
+     "secret-password-fragment"),
+    ("password='&&x7-Kq'", "secret-password-fragment"),
+    ('sasl.jaas.config=... password="p w;&,x";', "secret-password-fragment"),
     ("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", HIGH_ENTROPY),
     ("Zx9Kq2Lm8Pw4Rt7Yb3Nc", HIGH_ENTROPY),
     ("token value: 3kF9zQ2mX7pL4vB8nR1tY6wC5hJ0gD", HIGH_ENTROPY),
@@ -60,6 +65,9 @@ NEGATIVES = [
     'username="svc" password="${env:KAFKA_PASSWORD}";',
     "https://user:****@host.example.com/",
     "password=[hidden]",
+    'username="svc" password="";',                     # nothing set
+    "https://registry.example.com/login?password=&user=svc",  # an empty query parameter
+    'password="${file:/etc/kafka/jaas.properties:pw}"',
     "2.6.0-rdkafka-2.6.0",
     "2026-11-21T01:00:00Z",
     "ops@example.com",

@@ -8,7 +8,7 @@ import pandas as pd
 from configwatch.secrets import fingerprint
 from tests.rules_helpers import JAVA, JAVA_3, KEY, RDKAFKA, by_rule, push, rules_of, stateful_findings
 from udfs.rules.detect import DetectionState
-from udfs.rules.fleet import MIN_PEERS, NumericSummary, score_group
+from udfs.rules.fleet import MIN_PEERS, NumericSummary, PeerState, score_group
 from udfs.rules.groups import GroupState, canonical_strategy
 
 
@@ -36,41 +36,90 @@ def test_summary_stays_small() -> None:
 
 
 def test_outlier_needs_distance_and_enough_peers() -> None:
-    obs = pd.DataFrame({"value": [5.0] * 30 + [7.0] * 5 + [1000.0]})
-    raw, summary = score_group("apache-kafka-java/producer/v4", "linger.ms", obs, NumericSummary())
-    assert summary.count == 36
-    assert raw["row"].tolist() == [35]  # 7 is close to 5; 1000 is two orders of magnitude away
-    assert raw["evidence"][0]["peers"] == 36 and raw["evidence"][0]["peer_median"] == 5
+    obs = pd.DataFrame({"value": [5.0] * 50 + [7.0] * 5 + [1000.0]})
+    raw, state, _ = score_group("apache-kafka-java/producer/v4", "linger.ms", obs, PeerState())
+    assert state.count == 56
+    assert raw["row"].tolist() == [55]  # 7 is close to 5; 1000 is two orders of magnitude away
+    assert raw["evidence"][0]["peers"] == 56 and raw["evidence"][0]["peer_median"] == 5
     few = pd.DataFrame({"value": [5.0] * (MIN_PEERS - 2) + [1000.0]})
-    raw, _ = score_group("apache-kafka-java/producer/v4", "linger.ms", few, NumericSummary())
-    assert raw.empty
+    raw, state, _ = score_group("apache-kafka-java/producer/v4", "linger.ms", few, PeerState())
+    assert raw.empty and [p[0] for p in state.pending] == [1000.0]  # not judged yet: it waits
 
 
 def test_spread_fleet_tolerates_a_wide_but_ordinary_value() -> None:
     rng = np.random.default_rng(3)
     obs = pd.DataFrame({"value": np.concatenate([rng.lognormal(np.log(1000), 1.5, 200), [30_000.0]])})
-    raw, _ = score_group("librdkafka/consumer/v2", "fetch.wait.max.ms", obs, NumericSummary())
+    raw, _, _ = score_group("librdkafka/consumer/v2", "fetch.wait.max.ms", obs, PeerState())
     assert 200 not in raw["row"].tolist()
 
 
 def test_fleet_outlier_end_to_end_with_state_across_batches() -> None:
-    rows, state = stateful_findings(*producers(12))
+    rows, state = stateful_findings(*producers(MIN_PEERS))
     assert "fleet-outlier" not in rules_of(rows)
     rows, state = stateful_findings(push({"acks": "all", "linger.ms": "5000", "batch.size": "16384"}), state=state)
     [hit] = by_rule(rows, "fleet-outlier")
     assert hit["keys"] == ["linger.ms"] and hit["evidence"]["peer_group"] == "apache-kafka-java/producer/v4"
-    assert hit["evidence"]["peers"] == 13 and hit["evidence"]["value"] == 5000
-    assert state.fleet[("apache-kafka-java/producer/v4", "linger.ms")].count == 13
+    assert hit["evidence"]["peers"] == MIN_PEERS + 1 and hit["evidence"]["value"] == 5000
+    assert state.fleet[("apache-kafka-java/producer/v4", "linger.ms")].count == MIN_PEERS + 1
+
+
+def test_a_value_that_arrives_before_the_group_is_large_enough_is_scored_when_it_is() -> None:
+    early = push({"acks": "all", "linger.ms": "5000", "batch.size": "16384"}, client_id="early-client")
+    rows, state = stateful_findings(early, *producers(5))
+    assert "fleet-outlier" not in rules_of(rows)  # 6 values: too few to call anything rare
+    peers = state.fleet[("apache-kafka-java/producer/v4", "linger.ms")]
+    assert [p[0] for p in peers.pending] == [5000.0]  # the lone value waits; the crowd on 5 does not
+    rows, state = stateful_findings(*producers(MIN_PEERS - 6), state=state)
+    [hit] = by_rule(rows, "fleet-outlier")
+    assert hit["client_instance_id"] == early["client_instance_id"] and hit["client_id"] == "early-client"
+    assert hit["event_timestamp_ms"] == early["timestamp_ms"] and hit["evidence"]["peers"] == MIN_PEERS
+    assert state.fleet[("apache-kafka-java/producer/v4", "linger.ms")].pending == ()  # scored once, then dropped
+    rows, _ = stateful_findings(*producers(3), state=state)
+    assert "fleet-outlier" not in rules_of(rows)
+
+
+def test_the_first_instance_of_a_common_tuning_is_not_judged_among_a_dozen() -> None:
+    # One producer in ten raises linger.ms to 500; among the first dozen values only one does.
+    first = [*producers(11), push({"acks": "all", "linger.ms": "500", "batch.size": "16384"})]
+    rows, state = stateful_findings(*first)
+    assert "fleet-outlier" not in rules_of(rows)
+    rest = [push({"acks": "all", "linger.ms": "500" if i % 10 == 0 else "5", "batch.size": "16384"})
+            for i in range(MIN_PEERS)]
+    rows, state = stateful_findings(*rest, state=state)
+    assert "fleet-outlier" not in rules_of(rows)  # by then 6 of 62 use it: a tuning
+    assert state.fleet[("apache-kafka-java/producer/v4", "linger.ms")].pending == ()
+
+
+def test_waiting_values_are_few_latest_per_client_and_scored_once() -> None:
+    obs = pd.DataFrame({"value": [5.0] * 20 + [700.0, 700.0, 9000.0, 20000.0, 4000.0],
+                        "subject_fp": [f"s{i}" for i in range(22)] + ["s22", "s22", "s23"],
+                        "client_id": [f"c{i}" for i in range(25)], "timestamp_ms": list(range(25))})
+    _, state, _ = score_group("g", "linger.ms", obs, PeerState())
+    # 5 is the crowd and 700 has company: neither can be rare once the group is large enough. The lone
+    # values wait, one per client: the value it sent last.
+    assert [(p[0], p[-1]) for p in state.pending] == [(20000.0, "s22"), (4000.0, "s23")]
+    assert PeerState.from_json(state.to_json()) == state and len(state.to_json()) < 2_000
+    again = pd.DataFrame({"value": [5.0] * MIN_PEERS + [30000.0], "subject_fp": [f"t{i}" for i in range(MIN_PEERS)]
+                          + ["s22"], "client_id": "x", "timestamp_ms": 99})
+    raw, state, context = score_group("g", "linger.ms", again, state)
+    assert state.pending == () and len(context) == MIN_PEERS + 2  # s22 pushed again: its new row stands
+    assert sorted(context.loc[raw["row"], "subject_fp"]) == ["s22", "s23"]
+
+
+def test_a_bare_summary_from_an_earlier_release_reads_as_a_state_with_nothing_waiting() -> None:
+    summary = NumericSummary().add(np.array([5.0, 7.0]))
+    assert PeerState.from_json(summary.to_json()) == PeerState(summary)
+    assert PeerState.from_json(None) == PeerState() and PeerState(summary).to_json() == summary.to_json()
 
 
 def test_fleet_peers_are_per_family_and_role() -> None:
-    rdk = [push({"linger.ms": "5000"}, RDKAFKA) for _ in range(12)]
-    rows, _ = stateful_findings(*producers(12), *rdk)
+    rdk = [push({"linger.ms": "5000"}, RDKAFKA) for _ in range(MIN_PEERS)]
+    rows, _ = stateful_findings(*producers(MIN_PEERS), *rdk)
     assert "fleet-outlier" not in rules_of(rows)  # librdkafka's peers all use 5000
 
 
 def test_fleet_ignores_sentinels_and_sensitive_keys() -> None:
-    pushes = [*producers(12), push({"acks": "all", "metadata.max.age.ms": "-1",
+    pushes = [*producers(MIN_PEERS), push({"acks": "all", "metadata.max.age.ms": "-1",
                                     "sasl.login.refresh.buffer.seconds": "1"})]
     rows, state = stateful_findings(*pushes)
     assert "fleet-outlier" not in rules_of(rows)
@@ -80,28 +129,28 @@ def test_fleet_ignores_sentinels_and_sensitive_keys() -> None:
 def test_a_tuning_a_sizeable_share_uses_is_not_an_outlier() -> None:
     # 80 peers on the 64 KiB default, 20 on a deliberate 1 MiB: MAD is 0, but 1 MiB is no anomaly.
     obs = pd.DataFrame({"value": [65536.0] * 80 + [1048576.0] * 20})
-    raw, _ = score_group("apache-kafka-java/consumer/v4", "receive.buffer.bytes", obs, NumericSummary())
+    raw, _, _ = score_group("apache-kafka-java/consumer/v4", "receive.buffer.bytes", obs, PeerState())
     assert raw.empty
     # The same value used by one peer in a hundred is rare and 1.2 decades out: flagged.
     obs = pd.DataFrame({"value": [65536.0] * 99 + [1048576.0]})
-    raw, _ = score_group("apache-kafka-java/consumer/v4", "receive.buffer.bytes", obs, NumericSummary())
+    raw, _, _ = score_group("apache-kafka-java/consumer/v4", "receive.buffer.bytes", obs, PeerState())
     assert raw["row"].tolist() == [99]
     assert raw["evidence"][0]["peers_near_value"] == 1 and raw["evidence"][0]["peer_iqr"] == [65500, 65500]
 
 
 def test_rare_but_close_is_not_an_outlier_and_spread_peers_widen_the_fences() -> None:
     close = pd.DataFrame({"value": [16384.0] * 99 + [65536.0]})  # 0.6 decades: within the one-decade floor
-    assert score_group("g", "batch.size", close, NumericSummary())[0].empty
+    assert score_group("g", "batch.size", close, PeerState())[0].empty
     bimodal = pd.DataFrame({"value": [65536.0] * 60 + [1048576.0] * 40 + [1_500_000.0]})
-    assert score_group("g", "receive.buffer.bytes", bimodal, NumericSummary())[0].empty  # next to the 1 MiB crowd
+    assert score_group("g", "receive.buffer.bytes", bimodal, PeerState())[0].empty  # next to the 1 MiB crowd
 
 
 def test_rarity_is_a_share_once_the_fleet_is_large() -> None:
     values = [16384.0] * 290 + [262144.0] * 6 + [4_000_000.0] * 4  # 6/300 = 2%: rare; 4 copies: rare too
-    raw, _ = score_group("g", "batch.size", pd.DataFrame({"value": values}), NumericSummary())
+    raw, _, _ = score_group("g", "batch.size", pd.DataFrame({"value": values}), PeerState())
     assert sorted(raw["row"].tolist()) == list(range(290, 300))
     values = [16384.0] * 270 + [262144.0] * 30  # 10% use 256 KiB on purpose
-    raw, _ = score_group("g", "batch.size", pd.DataFrame({"value": values}), NumericSummary())
+    raw, _, _ = score_group("g", "batch.size", pd.DataFrame({"value": values}), PeerState())
     assert raw.empty
 
 
@@ -116,8 +165,8 @@ def test_sentinels_are_neither_counted_nor_flagged() -> None:
 
 
 def test_fleet_peers_are_per_major_version() -> None:
-    old = [push({"acks": "all", "linger.ms": "500"}, JAVA_3) for _ in range(12)]
-    rows, state = stateful_findings(*producers(12), *old)
+    old = [push({"acks": "all", "linger.ms": "500"}, JAVA_3) for _ in range(MIN_PEERS)]
+    rows, state = stateful_findings(*producers(MIN_PEERS), *old)
     assert "fleet-outlier" not in rules_of(rows)
     assert {g for g, _ in state.fleet} == {"apache-kafka-java/producer/v3", "apache-kafka-java/producer/v4"}
 
@@ -252,7 +301,7 @@ def test_prepare_and_step_give_what_detect_with_state_gives() -> None:
     from tests.rules_helpers import NOW_MS, table
     from udfs.rules.stateful import prepare, step
 
-    pushes = [*producers(12), push({"acks": "all", "linger.ms": "9000", "batch.size": "16384"}),
+    pushes = [*producers(MIN_PEERS), push({"acks": "all", "linger.ms": "9000", "batch.size": "16384"}),
               consumer("k"), consumer("k", **{"group.protocol": "consumer"}), push({"acks": "0"})]
     rows = prepare(table(*pushes), KEY, NOW_MS).to_pandas()
     found, states = [], {}
@@ -264,3 +313,23 @@ def test_prepare_and_step_give_what_detect_with_state_gives() -> None:
     assert sorted(r["alert_id"] for r in found) == sorted(r["alert_id"] for r in expected)
     assert all(v is None for k, v in states.items() if str(k).startswith("pass|"))
     assert all(json.loads(v) for k, v in states.items() if not str(k).startswith("pass|"))
+
+
+def test_step_keeps_a_waiting_value_in_its_json_state_and_scores_it_later() -> None:
+    from tests.rules_helpers import NOW_MS, table
+    from udfs.rules.stateful import prepare, step
+
+    early = push({"acks": "all", "linger.ms": "5000", "batch.size": "16384"}, client_id="early-client")
+    state_key = "fleet|apache-kafka-java/producer/v4|linger.ms"
+
+    def rows(*pushes: dict[str, object]) -> pd.DataFrame:
+        frame = prepare(table(*pushes), KEY, NOW_MS).to_pandas()
+        return frame[frame["state_key"] == state_key]
+
+    out, state = step(state_key, rows(early, *producers(3)), None, KEY, NOW_MS)
+    assert out.num_rows == 0 and state is not None and "early-client" in state  # waits, with its identity
+    out, state = step(state_key, rows(*producers(MIN_PEERS)), state, KEY, NOW_MS)
+    [hit] = out.to_pylist()
+    assert hit["rule"] == "fleet-outlier" and hit["client_id"] == "early-client"
+    assert hit["client_instance_id"] == early["client_instance_id"]
+    assert state is not None and "pending" not in state and "early-client" not in state

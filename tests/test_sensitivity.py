@@ -114,3 +114,10 @@ def test_identity_fields_holding_a_secret_leave_as_their_marker() -> None:
     assert leaked.client_id is not None and leaked.client_id.startswith("redacted:") and jwt not in leaked.to_json()
     clean = Event(event="connection_opened", timestamp_ms=1, connection_id="c", client_id=streams)
     assert mask_identity(clean, key) is clean
+    # A TLS principal's distinguished name is judged part by part; a token in it is still masked.
+    tls = Event(event="connection_opened", timestamp_ms=1, connection_id="c",
+                principal="User:CN=orders-join-app-7.prod.svc,OU=platform,O=Example Corp,C=DE")
+    assert mask_identity(tls, key) is tls
+    token = Event(event="connection_opened", timestamp_ms=1, connection_id="c",
+                  principal="User:CN=Zx9Kq2Lm8Pw4Rt7Yb3NcV5hJ,OU=platform")
+    assert str(mask_identity(token, key).principal).startswith("redacted:")

@@ -41,7 +41,7 @@ from configwatch.records import Event
 from configwatch.secrets import SecretStr
 from udfs.rules.batch import IDENTITY_FIELDS, PushBatch, redacted_marker
 from udfs.rules.keysets import known_anywhere
-from udfs.rules.secretscan import scan
+from udfs.rules.secretscan import scan, scan_identity
 
 __all__ = [
     "KIP_SENSITIVE_INFIXES",
@@ -199,7 +199,7 @@ def sensitive_entries(batch: PushBatch) -> pa.Array:
 def _identity_holds_secret(value: str) -> bool:
     """The secret scan of one identity value; cached, since a fleet repeats its names, ids and addresses
     on every connection (the gateway calls this twice per connection)."""
-    return bool(scan(pa.array([value], pa.string()))[0].as_py())
+    return bool(scan_identity(pa.array([value], pa.string()))[0].as_py())
 
 
 def mask_identity(event: Event, key: SecretStr) -> Event:

@@ -7,7 +7,9 @@ rule judges what the client will actually run with:
 - Java producer (and kafka-python 3): idempotence is on by default from 3.0 and, in
   the releases ``defaults.json`` records, silently turned off when the user sets acks,
   retries or max.in.flight in conflict (``idempotence-implicitly-disabled``); the
-  conflict rules fire only for an explicit ``enable.idempotence=true``. A default
+  conflict rules fire only for an explicit ``enable.idempotence=true``, and only for
+  values the user set: an idempotent Java producer sets acks (default 1 before 3.0)
+  to all and retries to the maximum itself when they were not set. A default
   ``delivery.timeout.ms`` below linger + request timeout is raised by the client,
   and a ``reconnect.backoff.ms`` set without a maximum becomes the maximum.
 - librdkafka: with idempotence on it adjusts acks, retries and max.in.flight
@@ -66,8 +68,12 @@ def _classic(e: Effective) -> pd.Series:
 
 
 def _counts(e: Effective, key: str) -> pd.Series:
-    """librdkafka adjusts conflicting idempotence settings unless the user set them."""
-    return (e.judge != "librdkafka") | e.explicit[key]
+    """librdkafka and the Java producer adjust conflicting idempotence settings unless the user set them.
+
+    Java (ProducerConfig.postProcessParsedConfig) sets acks to all and retries to Integer.MAX_VALUE
+    for an idempotent producer when they were not set; a default acks 1 (before 3.0) is not a conflict.
+    """
+    return ~e.judge.isin(["librdkafka", "java"]) | e.explicit[key]
 
 
 def _idempotence_on(e: Effective) -> pd.Series:

@@ -21,7 +21,7 @@ from configwatch.records import Event
 from configwatch.secrets import SecretStr, fingerprint
 from udfs.rules.exceptions import RulesError
 from udfs.rules.keysets import Profile, resolve_profiles
-from udfs.rules.secretscan import scan
+from udfs.rules.secretscan import scan, scan_identity
 
 __all__ = ["CONFIGS_TYPE", "CONTEXT_COLUMNS", "IDENTITY_FIELDS", "SUBJECT", "PushBatch", "redacted_marker"]
 
@@ -172,7 +172,7 @@ def _safe_identity(context: pd.DataFrame, key: SecretStr) -> tuple[pd.DataFrame,
     for name in IDENTITY_FIELDS:
         values = pa.array(context[name].tolist(), pa.string())
         masked = pc.fill_null(pc.match_substring_regex(values, _MARKER), False)  # the edge masked it already
-        found = pc.if_else(masked, pa.scalar(MASKED_AT_EDGE), scan(values)).to_numpy(zero_copy_only=False)
+        found = pc.if_else(masked, pa.scalar(MASKED_AT_EDGE), scan_identity(values)).to_numpy(zero_copy_only=False)
         rows = np.flatnonzero(pd.notna(found))
         if len(rows) == 0:
             continue

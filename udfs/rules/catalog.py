@@ -58,10 +58,13 @@ def _anomaly(rule_id: str, severity: str, keys: tuple[str, ...], rationale: str,
     return Rule(rule_id, ANOMALY, severity, keys, rationale, source, stateful, clients)
 
 
-_PRODUCERS = "producers of every family with a key set (keys under each family's own names)"
-_CONSUMERS = "consumers of every family with a key set (keys under each family's own names)"
-_EXPLICIT_IDEMPOTENCE = (f"{_PRODUCERS}, with enable.idempotence set true by the user (Java, whose default "
-                         "gives way, and librdkafka, which adjusts what the user did not set, need it explicit)")
+_OWN_NAMES = ("keys under each family's own names where it has the setting: kafka-python keyword arguments, "
+              "sarama Config fields, franz-go options; Go durations read in milliseconds")
+_PRODUCERS = f"producers of every family with a key set ({_OWN_NAMES})"
+_CONSUMERS = f"consumers of every family with a key set ({_OWN_NAMES})"
+_EXPLICIT_IDEMPOTENCE = (f"{_PRODUCERS}, with enable.idempotence set true by the user (Java's default gives way); "
+                         "for Java and librdkafka only values the user set count, since both set acks to all "
+                         "and retries above 0 themselves for an idempotent producer")
 
 
 _ANY = ("*",)
@@ -124,7 +127,8 @@ CATALOG: Final[tuple[Rule, ...]] = (
           "Shannon entropy over the token's characters; the same idea as detect-secrets' entropy plugins"),
     _leak("secret-in-identity", "critical", ("client.id", "principal"),
           "The event's client id or principal contains a secret (a secret pasted into client.id also "
-          "travels as every request's client id).",
+          "travels as every request's client id). A TLS principal's distinguished name is judged attribute "
+          "by attribute (CN=, OU=, ...), each value with the client-id conventions.",
           "Kafka protocol request header client_id; record contract, event fields client_id and principal",
              clients="every family and release (the edge masks such a field before publishing)"),
     # --- anomalies: producer ---
@@ -209,8 +213,10 @@ CATALOG: Final[tuple[Rule, ...]] = (
     # --- anomalies: stateful, over the fleet ---
     _anomaly("fleet-outlier", "low", _ANY,
              "A numeric value that few peers use and that lies far outside what the rest use. Peers share "
-             "software family, role and key-set major version (the same documented defaults). Flagged only "
-             "when at least 10 peer values were seen, at most max(1, 2%) of them are within 0.05 decades of "
+             "software family, role and key-set major version (the same documented defaults). Judged once at "
+             "least 50 peer values were seen, so that one value is at most 2% of them (a value that arrives "
+             "earlier waits in the state, while no other lies near it, and is judged then). Flagged when at "
+             "most 2% of the peer values are within 0.05 decades of "
              "the value (a setting a sizeable share uses on purpose, such as a 1 MiB receive.buffer.bytes, "
              "is a tuning) and it lies outside Tukey's fences on the log10 scale with a floor of one order "
              "of magnitude (q1/q3 -+ max(1.5 IQR, 1 decade)), so a fleet on one default does not make every "

@@ -22,7 +22,7 @@ from udfs.rules.anomalies import evaluate
 from udfs.rules.batch import PushBatch
 from udfs.rules.effective import Effective, effective
 from udfs.rules.findings import concat_raw, empty_findings, to_table
-from udfs.rules.fleet import NumericSummary, fleet_observations, score_observations
+from udfs.rules.fleet import PeerState, fleet_observations, score_observations
 from udfs.rules.groups import GroupState, drift_batch, group_observations
 from udfs.rules.leaks import leak_findings
 from udfs.rules.typos import typo_findings
@@ -51,9 +51,9 @@ def detect(pushes: pa.Table | pd.DataFrame, key: SecretStr, now_ms: int) -> pa.T
 
 @dataclass(frozen=True)
 class DetectionState:
-    """The stateful rules' state outside Spark: fleet summaries and consumer-group members."""
+    """The stateful rules' state outside Spark: fleet summaries (and values waiting to be scored), group members."""
 
-    fleet: Mapping[tuple[str, str], NumericSummary] = field(default_factory=dict)
+    fleet: Mapping[tuple[str, str], PeerState] = field(default_factory=dict)
     groups: Mapping[str, GroupState] = field(default_factory=dict)
 
 
@@ -67,8 +67,8 @@ def detect_with_state(pushes: pa.Table | pd.DataFrame, key: SecretStr, now_ms: i
     eff = effective(batch)
     stateless = detect_batch(batch, key, now_ms, eff)
     obs = fleet_observations(batch)
-    fleet_raw, fleet = score_observations(obs, state.fleet)
+    fleet_raw, fleet, fleet_context = score_observations(obs, state.fleet)
     groups_obs = group_observations(batch, eff, key)
     drift_raw, groups = drift_batch(groups_obs, state.groups)
-    tables = [stateless, to_table(fleet_raw, obs, key, now_ms), to_table(drift_raw, groups_obs, key, now_ms)]
+    tables = [stateless, to_table(fleet_raw, fleet_context, key, now_ms), to_table(drift_raw, groups_obs, key, now_ms)]
     return pa.concat_tables(tables).sort_by([("alert_id", "ascending")]), DetectionState(fleet, groups)

@@ -63,7 +63,12 @@ retries and max.in.flight for idempotence unless the user set them; under
 
 Every family has a key set in its own naming style (Java and librdkafka dotted keys,
 kafka-python keyword arguments, sarama `Config` field paths, franz-go option names),
-so a key outside it is custom configuration for any of them. Typos are reported only
+so a key outside it is custom configuration for any of them. The anomaly rules read
+Java's keys; a family with other names maps them where its own documentation gives a
+setting the same meaning (`java_equivalents` in its data file: kafka-python
+`session_timeout_ms`, sarama `Producer.RequiredAcks`, franz-go `SessionTimeout`), and
+sarama's and franz-go's `time.Duration` values (`9s`, `1m30s`, `500ms`) are read in
+milliseconds. Typos are reported only
 for families that ignore unknown keys (Java): librdkafka and kafka-python refuse to
 start with one and Go code cannot name one. Clients below ApiVersions v3 (no software
 name) get no typo findings; a key known to no family counts as custom for them.
@@ -106,7 +111,8 @@ def _key_sets() -> list[str]:
                 continue
             seen.add(entry["file"])
             doc = json.loads(resources.files("udfs.rules").joinpath("data").joinpath(entry["file"]).read_text())
-            lines.append(f"- `{entry['file']}`: {doc['source']}")
+            note = f" Java equivalents: {doc['java_equivalents_note']}" if "java_equivalents_note" in doc else ""
+            lines.append(f"- `{entry['file']}`: {doc['source']}{note}")
     return lines
 
 

@@ -2,6 +2,10 @@
 
 A key the client sent keeps its value; a key it did not send takes the documented
 default of its profile (family, version and role); a redacted value stays unknown.
+Keys are read under their Java names through the profile's equivalents (sarama's
+``Producer.RequiredAcks`` is ``acks``); a family that writes durations as Go text
+has its ``*.ms`` keys read in milliseconds (``9s`` is 9000, ``udfs.rules.durations``),
+and the acks constants of sarama and franz-go read as their numbers.
 The result is a wide, typed pandas frame (one row per push, one column per rule
 key) plus two masks: ``sent`` (the push carried the key) and ``explicit`` (sent with
 ``is_default`` false, i.e. the user set it). Built with numpy scatter and one fill
@@ -19,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from udfs.rules.batch import PushBatch
+from udfs.rules.durations import go_durations_ms
 
 __all__ = ["BOOL_KEYS", "NUMERIC_KEYS", "RULE_KEYS", "STRING_KEYS", "Effective", "effective"]
 
@@ -61,15 +66,52 @@ def _rule_key_columns(batch: PushBatch) -> np.ndarray:
 
 
 _NUMBER = r"^-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$"
+# acks words: Java's "all"; sarama's RequiredAcks constants; franz-go's Acks constructors (kgo.NoAck() ...).
+_ACKS_WORDS: Final = {"all": "-1", "noresponse": "0", "waitforlocal": "1", "waitforall": "-1", "noack": "0",
+                      "leaderack": "1", "allisracks": "-1"}
+_ACKS_DECORATION = r"^(?:sarama|kgo)\.|\(\)$"
+_MS_COLUMNS: Final = np.array([i for i, k in enumerate(NUMERIC_KEYS) if k.endswith(".ms")])
+
+
+def _floats(text: pa.Array) -> np.ndarray:
+    """Strings to floats, NaN where not a number."""
+    numeric = pc.fill_null(pc.match_substring_regex(text, _NUMBER), False)
+    values = pc.cast(pc.if_else(numeric, text, pa.scalar(None, pa.string())), pa.float64())
+    return values.to_numpy(zero_copy_only=False).astype(float)
+
+
+def _normalised(cells: np.ndarray) -> pa.Array:
+    return pc.utf8_lower(pc.utf8_trim_whitespace(pa.array(cells, pa.string())))
+
+
+def _acks(cells: np.ndarray) -> np.ndarray:
+    """The acks column: ``all`` and the Go clients' acks constants read as numbers."""
+    text = _normalised(cells)
+    words = pc.replace_substring_regex(text, pattern=_ACKS_DECORATION, replacement="")
+    vocabulary = pa.array(list(_ACKS_WORDS))
+    named = pc.fill_null(pc.is_in(words, value_set=vocabulary), False)
+    text = pc.if_else(named, pc.take(pa.array(list(_ACKS_WORDS.values())), pc.index_in(words, value_set=vocabulary)),
+                      text)
+    return _floats(text)
 
 
 def _numbers(block: np.ndarray) -> np.ndarray:
-    """Object strings (n x k) to floats, NaN where not a number; ``all`` reads as -1 (acks). Arrow-vectorized."""
-    text = pc.utf8_lower(pc.utf8_trim_whitespace(pa.array(block.ravel(), pa.string())))
-    text = pc.if_else(pc.equal(text, "all"), pa.scalar("-1"), text)
-    numeric = pc.fill_null(pc.match_substring_regex(text, _NUMBER), False)
-    values = pc.cast(pc.if_else(numeric, text, pa.scalar(None, pa.string())), pa.float64())
-    return values.to_numpy(zero_copy_only=False).astype(float).reshape(block.shape)
+    """``NUMERIC_KEYS`` columns of object strings (n x k) to floats, NaN where not a number; the acks column
+    reads ``all`` and the Go clients' acks constants as numbers. Arrow-vectorized."""
+    values = _floats(_normalised(block.ravel())).reshape(block.shape)
+    acks = _COLUMN["acks"]
+    if acks < block.shape[1]:
+        values[:, acks] = _acks(block[:, acks])
+    return values
+
+
+def _go_durations(numeric: np.ndarray, wide: np.ndarray, batch: PushBatch) -> None:
+    """In place: the ``*.ms`` columns of pushes whose family writes Go durations, read as milliseconds."""
+    for pid, prof in batch.profiles.items():
+        mine = np.flatnonzero(batch.profile_ids == pid)
+        if prof.durations == "go" and len(mine):
+            cells = np.ix_(mine, _MS_COLUMNS)
+            numeric[cells] = go_durations_ms(wide[cells])
 
 
 def effective(batch: PushBatch) -> Effective:
@@ -94,6 +136,7 @@ def effective(batch: PushBatch) -> Effective:
             wide[mine] = np.where(sent[mine], block, defaults[None, :])
     index = pd.RangeIndex(n)
     numeric = _numbers(wide[:, : len(NUMERIC_KEYS)])
+    _go_durations(numeric, wide, batch)
     typed = pd.DataFrame(numeric, columns=list(NUMERIC_KEYS), index=index)
     for rule_key in BOOL_KEYS:
         text = pd.Series(wide[:, _COLUMN[rule_key]], dtype=object).astype("string").str.strip().str.lower()

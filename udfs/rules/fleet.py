@@ -1,15 +1,21 @@
 """Fleet outliers: a numeric value that few peers use and that lies far outside what the rest use.
 
-State per (peer group, key) is a :class:`NumericSummary`: a histogram of
-``sign(x) * log10(1 + |x|)`` in fixed-width buckets (0.001 = about 0.23% relative
-precision; past 512 buckets the width doubles until it fits), so it is small,
-mergeable (add the counts) and JSON-serializable for Spark state.
+State per (peer group, key) is a :class:`PeerState`: a :class:`NumericSummary`, a
+histogram of ``sign(x) * log10(1 + |x|)`` in fixed-width buckets (0.001 = about 0.23%
+relative precision; past 512 buckets the width doubles until it fits), so it is
+small, mergeable (add the counts) and JSON-serializable for Spark state; and, while
+the group is young, the values waiting to be scored.
 
 Peers are pushes of the same software family, role and key-set major version
 (``apache-kafka-java/producer/v4``): clients that share documented defaults. A value
 is an outlier only when all of these hold (every count includes this batch):
 
-* enough peers: at least ``MIN_PEERS`` values seen for the key in the peer group;
+* enough peers: at least ``MIN_PEERS`` values seen for the key in the peer group,
+  ``1 / RARE_SHARE``, so that one value is a share small enough to call rare (the
+  first instance of a tuning a tenth of the fleet uses is often alone among a dozen
+  values). A value that arrives earlier is not dropped: it waits in the state, if no
+  other value lies near it so far, and is scored with the batch that brings the group
+  to ``MIN_PEERS``;
 * rare: at most ``max(1, RARE_SHARE * peers)`` of them lie within ``RARE_RADIUS``
   decades of it (a setting a sizeable share of the fleet uses, such as a 1 MiB
   ``receive.buffer.bytes``, is a tuning, not an anomaly);
@@ -37,14 +43,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from udfs.rules.batch import CONTEXT_COLUMNS, SUBJECT, PushBatch
+from udfs.rules.batch import CONTEXT_COLUMNS, IDENTITY_FIELDS, SUBJECT, PushBatch
 from udfs.sensitivity import sensitive_key_first
 
-__all__ = ["IQR_K", "MIN_LOG_DISTANCE", "MIN_PEERS", "RARE_RADIUS", "RARE_SHARE", "NumericSummary",
-           "fleet_observations", "is_sentinel", "peer_group", "score_group", "score_observations"]
+__all__ = ["IQR_K", "MIN_LOG_DISTANCE", "MIN_PEERS", "PENDING_COLUMNS", "RARE_RADIUS", "RARE_SHARE", "NumericSummary",
+           "PeerState", "fleet_observations", "is_sentinel", "peer_group", "rare_limit", "score_group",
+           "score_observations"]
 
-MIN_PEERS = 10
 RARE_SHARE = 0.02
+MIN_PEERS = 50  # 1 / RARE_SHARE: the fewest values among which one value is at most RARE_SHARE of them
+PENDING_COLUMNS = (*IDENTITY_FIELDS, "timestamp_ms", SUBJECT)  # what a pending value's finding needs
 RARE_RADIUS = 0.05  # decades: values within about 12% count as the same setting
 IQR_K = 1.5
 MIN_LOG_DISTANCE = 1.0
@@ -173,7 +181,8 @@ def fleet_observations(batch: PushBatch) -> pd.DataFrame:
     })[~batch.redacted & ~kip & pd.notna(entry_profiles)]
     parts = []
     for pid, prof in batch.profiles.items():
-        numeric = sorted(k for k, spec in prof.keys.items() if spec.type in _NUMERIC_TYPES and k not in _EXCLUDED)
+        excluded = _EXCLUDED.union(*(prof.sources(k) for k in _EXCLUDED))  # acks under the family's own name too
+        numeric = sorted(k for k, spec in prof.keys.items() if spec.type in _NUMERIC_TYPES and k not in excluded)
         mine = frame[(frame["profile"] == pid) & frame["key"].isin(numeric)]
         if mine.empty:
             continue
@@ -194,25 +203,97 @@ def _shown(x: float) -> Any:
     return int(x) if float(x).is_integer() else round(float(x), 6)
 
 
-def score_group(peer_group: str, key: str, observations: pd.DataFrame, prior: NumericSummary,
-                min_peers: int = MIN_PEERS) -> tuple[pd.DataFrame, NumericSummary]:
-    """Score one (peer group, key): raw findings (``row`` indexes ``observations``) and the new summary."""
+def rare_limit(peers: int) -> float:
+    """How many of ``peers`` values may lie near a value that is rare: ``max(1, RARE_SHARE * peers)``."""
+    return max(1.0, RARE_SHARE * peers)
+
+
+@dataclass(frozen=True)
+class PeerState:
+    """One (peer group, key): the summary of its values and the values that wait to be scored.
+
+    Until the group has ``MIN_PEERS`` values none is scored; ``pending`` keeps each value
+    that no other lies near so far (the only ones that can turn out rare), latest per
+    subject, with the fields its finding needs (``PENDING_COLUMNS``: the push's already
+    redacted identity fields, time and subject fingerprint). They are scored with the
+    batch that brings the group to ``MIN_PEERS`` and then dropped, so the state holds at
+    most ``MIN_PEERS`` of them, and none once the group is that large.
+    """
+
+    summary: NumericSummary = field(default_factory=NumericSummary)
+    pending: tuple[tuple[Any, ...], ...] = ()  # (value, *PENDING_COLUMNS)
+
+    @property
+    def count(self) -> int:
+        return self.summary.count
+
+    def to_json(self) -> str:
+        body = json.loads(self.summary.to_json())
+        if self.pending:
+            body["pending"] = [list(p) for p in self.pending]
+        return json.dumps(body, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, data: str | None) -> PeerState:
+        """The state from its JSON; a bare summary (what earlier releases stored) has nothing pending."""
+        if not data:
+            return cls()
+        pending = json.loads(data).get("pending", [])
+        return cls(NumericSummary.from_json(data), tuple(tuple(p) for p in pending))
+
+    def pending_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([list(p) for p in self.pending], columns=["value", *PENDING_COLUMNS])
+
+
+def _plain(value: Any) -> Any:
+    """A context value as JSON keeps it: None for missing, int for times, str otherwise."""
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
+        return None
+    return int(value) if isinstance(value, (int, np.integer)) else str(value)
+
+
+def _still_pending(candidates: pd.DataFrame, summary: NumericSummary, min_peers: int) -> tuple[tuple[Any, ...], ...]:
+    """The candidates that can still turn out rare once the group has ``min_peers`` values, latest per subject."""
+    near = summary.near_counts(_log(candidates["value"].to_numpy(dtype=float)), RARE_RADIUS)
+    alone = candidates[near <= rare_limit(min_peers)]
+    alone = alone[alone[SUBJECT].isna() | ~alone.duplicated(SUBJECT, keep="last")].tail(min_peers)
+    columns = [alone[c].tolist() for c in ("value", *PENDING_COLUMNS)]
+    return tuple((float(v), *(_plain(x) for x in rest)) for v, *rest in zip(*columns, strict=True))
+
+
+def score_group(peer_group: str, key: str, observations: pd.DataFrame, prior: PeerState,
+                min_peers: int = MIN_PEERS) -> tuple[pd.DataFrame, PeerState, pd.DataFrame]:
+    """Score one (peer group, key): raw findings, the new state, and the context the findings' ``row`` indexes.
+
+    The context is ``observations`` (positionally) followed by the pending values scored now.
+    """
+    observations = observations.reset_index(drop=True)
     values = observations["value"].to_numpy(dtype=float)
-    summary = prior.add(values) if len(values) else prior
+    summary = prior.summary.add(values) if len(values) else prior.summary
     empty = pd.DataFrame(columns=["row", "rule", "keys", "message", "evidence"])
-    if summary.count < min_peers or len(values) == 0:
-        return empty, summary
+    if summary.count < min_peers:
+        fresh = observations.reindex(columns=["value", *PENDING_COLUMNS])
+        candidates = pd.concat([prior.pending_frame(), fresh], ignore_index=True) if prior.pending else fresh
+        return empty, PeerState(summary, _still_pending(candidates, summary, min_peers)), observations
+    waiting = prior.pending_frame()
+    if SUBJECT in observations:  # a client that pushed again: its new value stands
+        waiting = waiting[~waiting[SUBJECT].isin(observations[SUBJECT].dropna())]
+    context = pd.concat([observations, waiting], ignore_index=True) if len(waiting) else observations
+    state = PeerState(summary)
+    if context.empty:
+        return empty, state, context
+    values = context["value"].to_numpy(dtype=float)
     peers = summary.count
     q1, q3 = summary.quantile_log(0.25), summary.quantile_log(0.75)
     reach = max(IQR_K * (q3 - q1), MIN_LOG_DISTANCE)
     ys = _log(values)
     out_by = np.maximum(q1 - reach - ys, ys - q3 - reach)
     near = summary.near_counts(ys, RARE_RADIUS)
-    hits = np.flatnonzero((out_by > 0) & (near <= max(1.0, RARE_SHARE * peers)))
+    hits = np.flatnonzero((out_by > 0) & (near <= rare_limit(peers)))
     median_value = _shown(float(f"{_unlog(summary.median_log()):.3g}"))
     usual = [_shown(float(f"{_unlog(q):.3g}")) for q in (q1, q3)]
     out = [{
-        "row": int(observations.index[int(i)]), "rule": "fleet-outlier", "keys": (key,),
+        "row": int(i), "rule": "fleet-outlier", "keys": (key,),
         "message": f"{key}={_shown(values[i])} is used by {int(near[i])} of the {peers} values its {peer_group} "
                    f"peers report and lies {out_by[i] + reach:.1f} orders of magnitude from their usual "
                    f"{usual[0]}..{usual[1]}.",
@@ -220,22 +301,23 @@ def score_group(peer_group: str, key: str, observations: pd.DataFrame, prior: Nu
                      "peer_iqr": usual, "peers": peers, "peers_near_value": int(near[i]),
                      "decades_outside": round(float(out_by[i]), 3)},
     } for i in hits]
-    return (pd.DataFrame(out, columns=empty.columns) if out else empty), summary
+    return (pd.DataFrame(out, columns=empty.columns) if out else empty), state, context
 
 
-def score_observations(observations: pd.DataFrame, state: Mapping[tuple[str, str], NumericSummary],
-                       min_peers: int = MIN_PEERS) -> tuple[pd.DataFrame, dict[tuple[str, str], NumericSummary]]:
-    """Score a whole batch against ``state`` (no Spark): raw findings and the updated summaries."""
+def score_observations(observations: pd.DataFrame, state: Mapping[tuple[str, str], PeerState],
+                       min_peers: int = MIN_PEERS
+                       ) -> tuple[pd.DataFrame, dict[tuple[str, str], PeerState], pd.DataFrame]:
+    """Score a whole batch against ``state`` (no Spark): raw findings, the new states, and the findings' context."""
     new_state = dict(state)
-    found = []
-    observations = observations.reset_index(drop=True)
+    found, contexts, offset = [], [], 0
     for (group, key), part in observations.groupby(["peer_group", "key"], sort=True):
-        raw, summary = score_group(str(group), str(key), part, state.get((str(group), str(key)), NumericSummary()),
-                                   min_peers)
-        new_state[(str(group), str(key))] = summary
-        found.append(raw)
-    found = [f for f in found if not f.empty]
-    raw = pd.concat(found, ignore_index=True) if found else pd.DataFrame(
-        columns=["row", "rule", "keys", "message", "evidence"])
-    return raw, new_state
-
+        raw, peer, context = score_group(str(group), str(key), part,
+                                         state.get((str(group), str(key)), PeerState()), min_peers)
+        new_state[(str(group), str(key))] = peer
+        if not raw.empty:
+            found.append(raw.assign(row=raw["row"] + offset))
+            contexts.append(context)
+            offset += len(context)
+    if not found:
+        return pd.DataFrame(columns=["row", "rule", "keys", "message", "evidence"]), new_state, observations.iloc[:0]
+    return pd.concat(found, ignore_index=True), new_state, pd.concat(contexts, ignore_index=True)

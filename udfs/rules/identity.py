@@ -37,7 +37,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["COMPOUND_ID", "SEGMENT_SEPARATORS", "STRUCTURED_SEGMENT", "UUID", "strip_structure"]
+__all__ = ["COMPOUND_ID", "DN_ATTRIBUTE", "SEGMENT_SEPARATORS", "STRUCTURED_SEGMENT", "UUID", "split_identity",
+           "strip_structure"]
 
 _HEX_LOWER, _HEX_UPPER = "[0-9a-f]", "[0-9A-F]"
 _POD = "[bcdfghjklmnpqrstvwxz2-9]"  # the alphabet Kubernetes draws generated name parts from
@@ -54,6 +55,14 @@ STRUCTURED_SEGMENT: Final = "^(?:" + "|".join((
     "[0-9A-Z]*",                              # acronyms, upper-case hex, SNAPSHOT, RC1
     "[A-Z]*[a-z]*(?:[A-Z][a-z]{2,})*[0-9]*",  # StreamThread, GlobalStreamThread, camelCase, Consumer2024
 )) + ")$"
+
+# An RFC 4514 attribute type (a keyword such as CN, OU, DC, UID, or a dotted OID) and its "=", where an RDN starts.
+DN_ATTRIBUTE: Final = r"(^|[,+;:/\s])\s*([A-Za-z][A-Za-z0-9-]*|[0-9]+(?:\.[0-9]+)+)="
+
+
+def split_identity(values: pa.Array) -> pa.Array:
+    """``values`` with every distinguished-name attribute assignment (``CN=``) turned into ``CN `` (a separator)."""
+    return pc.replace_substring_regex(values, pattern=DN_ATTRIBUTE, replacement=r"\1\2 ")
 
 
 def strip_structure(tokens: pa.Array) -> pa.Array:

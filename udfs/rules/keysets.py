@@ -3,10 +3,15 @@
 The data files under ``udfs/rules/data/`` (package data) hold the facts: the Java
 producer, consumer, admin and Streams ConfigDefs of Kafka 3.9 and 4.3, and
 librdkafka's CONFIGURATION.md. ``families.json`` maps KIP-511 software names to
-them. A :class:`Profile` is one family key set narrowed to one role (producer,
-consumer, admin, streams, or ``unknown`` when the pushed keys do not tell);
-``resolve_profiles`` picks a profile for every push of a batch from its software
-name, version and keys.
+them. A family that names its keys in its own style maps the Java keys the rules
+read to its own (``java_equivalents``: kafka-python's ``session_timeout_ms``,
+sarama's ``Producer.RequiredAcks``, franz-go's ``SessionTimeout``), only where the
+client documents the same meaning; ``durations: "go"`` says its timeouts are Go
+``time.Duration`` text (``10s``), which the rules read in milliseconds
+(``udfs.rules.durations``). A :class:`Profile` is one family key set narrowed to
+one role (producer, consumer, admin, streams, or ``unknown`` when the pushed keys do
+not tell); ``resolve_profiles`` picks a profile for every push of a batch from its
+software name, version and keys.
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ class Profile:
     equivalents: Mapping[str, str] = field(default_factory=dict)
     behaviours: frozenset[str] = frozenset()  # udfs.rules.defaults behaviours in effect for its releases
     unknown_keys: str = "ignored"  # what the client does with a key it does not know: ignored|rejected|impossible
+    durations: str = "number"  # how its duration keys read: "number" (in the key's unit) or "go" (time.Duration text)
     family_keys: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))  # every role's keys
 
     @functools.cached_property
@@ -236,7 +242,7 @@ def profile(file: str, role: str, release: str | None = None) -> Profile:
         judge=_family_field(file, "judge", "none"), unknown_keys=_family_field(file, "unknown_keys", "ignored"),
         keys=keys, prefixes=prefixes, aliases=dict(doc.get("aliases", {})),
         equivalents=dict(doc.get("java_equivalents", {})), behaviours=behaviours_at(doc["family"], release),
-        family_keys=_file_keys(file),
+        durations=str(doc.get("durations", "number")), family_keys=_file_keys(file),
     )
 
 

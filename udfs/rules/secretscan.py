@@ -8,7 +8,9 @@ Python loop runs per value. What it deliberately does not flag: UUIDs, hex ids a
 hashes (at most two character classes), host:port lists, dotted class names and
 ordinary identifiers (low class-switch rate), compound ids such as Kafka Streams
 thread client ids (their structured segments are taken out before the entropy test,
-``udfs.rules.identity``), and ``${provider:...}`` references.
+``udfs.rules.identity``), and ``${provider:...}`` references. ``scan_identity`` is
+``scan`` for identity fields (client id, principal): a distinguished name's attribute
+assignments (``CN=``, ``OU=``) separate tokens there before the entropy test.
 """
 
 from __future__ import annotations
@@ -21,15 +23,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from udfs.rules.entropy import token_stats
-from udfs.rules.identity import strip_structure
+from udfs.rules.identity import split_identity, strip_structure
 
-__all__ = ["HIGH_ENTROPY", "KINDS", "mask_secrets", "scan", "scan_strings"]
+__all__ = ["HIGH_ENTROPY", "KINDS", "mask_secrets", "scan", "scan_identity", "scan_strings"]
 
 
 class _Kind(NamedTuple):
     rule: str
     pattern: str
-    secret_group: bool  # True: the pattern names the secret part ``s``; placeholders there do not count
+    secret_group: bool  # True: the pattern names the secret part (groups s, t, u); placeholders there do not count
 
 
 KINDS: Final[tuple[_Kind, ...]] = (
@@ -41,9 +43,11 @@ KINDS: Final[tuple[_Kind, ...]] = (
     _Kind("secret-url-credentials",
           r"(?:[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]+:(?P<s>[^\s/@]+)@"
           r"|(?:^|[\s,;])[^\s,;/?#@:=]+:(?P<t>[^\s,;/@]+)@[A-Za-z0-9.\-\[\]]+:[0-9]{1,5})", True),
+    # A quoted value runs to its closing quote (a JAAS password="&..." may hold any character); an unquoted
+    # one ends at whitespace, a quote, "," ";" or "&" (the next query parameter).
     _Kind("secret-password-fragment",
-          r"(?i)(?:password|passwd|pwd|secret|token|api[_.\-]?key|access[_.\-]?key)[\"']?\s*[=:]\s*[\"']?"
-          r"(?P<s>[^\s\"',;&]{3,})", True),
+          r"(?i)(?:password|passwd|pwd|secret|token|api[_.\-]?key|access[_.\-]?key)[\"']?\s*[=:]\s*"
+          r"(?:\"(?P<s>[^\"]{3,})\"|'(?P<t>[^']{3,})'|[\"']?(?P<u>[^\s\"',;&]{3,}))", True),
 )
 HIGH_ENTROPY: Final = "secret-high-entropy"
 
@@ -116,8 +120,12 @@ def _high_entropy(values: pa.Array) -> np.ndarray:
     return hit
 
 
-def scan(values: pa.Array | pa.ChunkedArray) -> pa.Array:
-    """The rule id of the first secret kind found in each string (null: none, or a null input)."""
+def scan(values: pa.Array | pa.ChunkedArray, *, identity: bool = False) -> pa.Array:
+    """The rule id of the first secret kind found in each string (null: none, or a null input).
+
+    ``identity``: the strings are identity fields; the entropy test judges each part of a
+    distinguished name alone (``udfs.rules.identity.split_identity``), the other kinds the whole.
+    """
     arr = _as_string_array(values)
     n = len(arr)
     out = np.full(n, None, dtype=object)
@@ -137,17 +145,23 @@ def scan(values: pa.Array | pa.ChunkedArray) -> pa.Array:
         mask = pc.fill_null(pc.match_substring_regex(sub, kind.pattern), False).to_numpy(zero_copy_only=False)
         mask &= open_
         if kind.secret_group and mask.any():
-            names = [g for g in ("s", "t") if f"(?P<{g}>" in kind.pattern]
+            names = [g for g in ("s", "t", "u") if f"(?P<{g}>" in kind.pattern]
             extracted = pc.extract_regex(sub, pattern=kind.pattern)
             mask &= ~_placeholder(extracted, names).to_numpy(zero_copy_only=False)
         kinds[mask] = kind.rule
         open_ &= ~mask
     if open_.any():
         rest = np.flatnonzero(open_)
-        entropic = _high_entropy(sub.take(pa.array(rest)))
+        rest_values = sub.take(pa.array(rest))
+        entropic = _high_entropy(split_identity(rest_values) if identity else rest_values)
         kinds[rest[entropic]] = HIGH_ENTROPY
     out[idx] = kinds
     return pa.array(out, pa.string())
+
+
+def scan_identity(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """``scan`` of identity fields (client ids, principals): see ``scan``'s ``identity``."""
+    return scan(values, identity=True)
 
 
 def scan_strings(values: Sequence[str | None]) -> list[str | None]:

@@ -12,8 +12,10 @@ keep). A group row's ``subject_fp`` is the group's (``group:<fingerprint>``) and
 ``member_fp`` the pushing client's, so group findings get one ``alert_id`` per
 rule and group. Spark groups by ``state_key`` and keeps the JSON in its state store;
 tests call both directly. Neither the state keys nor the state ever hold a raw
-group id, client id or config value: only fingerprints, documented key names and
-numbers.
+group id or a sensitive value: fingerprints, documented key names and numbers, and,
+for a peer group that has not reached ``MIN_PEERS`` values yet, the few values that
+wait to be scored with the already redacted identity fields their finding will
+carry (``udfs.rules.fleet.PeerState``; a secret in an identity field is its marker).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from udfs.rules.detect import detect_batch
 from udfs.rules.effective import Effective, effective
 from udfs.rules.exceptions import RulesError
 from udfs.rules.findings import contract_json, from_contract_json, to_table
-from udfs.rules.fleet import NumericSummary, fleet_observations, score_group
+from udfs.rules.fleet import PeerState, fleet_observations, score_group
 from udfs.rules.groups import MEMBER, GroupState, drift, group_observations
 
 __all__ = ["FLEET", "GROUP", "OBSERVATION_SCHEMA", "PASS", "PASS_BUCKETS", "observe", "pass_key", "prepare", "step"]
@@ -116,8 +118,8 @@ def step(state_key: str, observations: pd.DataFrame, state: str | None, key: Sec
         return from_contract_json([t for t in observations["finding"] if isinstance(t, str)]), None
     if kind == FLEET:
         peer_group, _, config_key = rest.partition(_SEP)
-        raw, summary = score_group(peer_group, config_key, observations, NumericSummary.from_json(state))
-        return to_table(raw, observations, key, now_ms), summary.to_json()
+        raw, peers, context = score_group(peer_group, config_key, observations, PeerState.from_json(state))
+        return to_table(raw, context, key, now_ms), peers.to_json()
     if kind == GROUP:
         raw, members = drift(observations, GroupState.from_json(state))
         return to_table(raw, observations, key, now_ms), members.to_json()

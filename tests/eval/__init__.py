@@ -1,0 +1,1 @@
+"""The labelled evaluation set of issue 13 (``python -m tests.eval``, ``make eval``)."""

@@ -1,0 +1,311 @@
+"""Planted misconfigurations with their ground truth, per client family, role and release.
+
+Each returns False when it does not apply to the client. ``TRAPS`` are settings
+that look wrong but are fine (nothing may fire for them). Values a rule reads that
+are also rare in the fleet may draw a ``fleet-outlier`` finding: allowed, not
+expected. Real outliers (``outlier``) are set on one instance of an application,
+two or more orders of magnitude away from any value the fleet uses.
+"""
+
+from __future__ import annotations
+
+from tests.eval.faults import OUTLIER, Draft, Fault, java_yields
+
+__all__ = ["ANOMALIES", "OUTLIERS", "TRAPS"]
+
+
+def _producer(dr: Draft) -> bool:
+    return dr.app.role == "producer"
+
+
+def _consumer(dr: Draft) -> bool:
+    return dr.app.role == "consumer"
+
+
+def _acks_zero(dr: Draft) -> bool:
+    if dr.family == "sarama":
+        dr.push.set("Producer.RequiredAcks", "0")
+        dr.expected.add("acks-zero")
+        return True
+    if not _producer(dr) or dr.family == "franz-go":
+        return False
+    key = "request.required.acks" if dr.family == "librdkafka" and dr.rng.random() < 0.5 else "acks"
+    dr.push.set(key, "0")
+    dr.expected.add("acks-zero")
+    if (dr.family == "java" and java_yields(dr.release)) or (dr.family == "kafka-python" and dr.release >= (3, 0)):
+        dr.expected.add("idempotence-implicitly-disabled")
+    if dr.family == "librdkafka" and dr.push.get("enable.idempotence") == "true":
+        # The application's tuning set enable.idempotence=true: with acks 0 that is the conflict
+        # _idempotence_acks1 plants (librdkafka CONFIGURATION.md, enable.idempotence: "Producer
+        # instantiation will fail if user-supplied configuration is incompatible").
+        dr.expected.add("idempotence-acks")
+    return True
+
+
+def _idempotence_acks1(dr: Draft) -> bool:
+    if not _producer(dr) or dr.family not in ("java", "librdkafka", "kafka-python"):
+        return False
+    if dr.family == "kafka-python":
+        if dr.release < (3, 0):
+            return False
+        dr.push.set("enable_idempotence", "true", "BOOLEAN")
+    else:
+        dr.push.set("enable.idempotence", "true")
+    dr.push.set("acks", "1")
+    dr.expected.add("idempotence-acks")
+    return True
+
+
+def _idempotence_inflight(dr: Draft) -> bool:
+    if not _producer(dr) or dr.family != "java" or dr.release >= (4, 0):
+        return False
+    dr.push.set("enable.idempotence", "true").set("max.in.flight.requests.per.connection", "10")
+    dr.expected.add("idempotence-max-in-flight")
+    return True
+
+
+def _idempotence_retries(dr: Draft) -> bool:
+    if not _producer(dr) or dr.family != "java":
+        return False
+    dr.push.set("enable.idempotence", "true").set("retries", "0")
+    dr.expected.add("idempotence-retries")
+    return True
+
+
+def _implicitly_disabled(dr: Draft) -> bool:
+    if not _producer(dr) or dr.family != "java" or not java_yields(dr.release):
+        return False
+    if dr.release < (4, 0) and dr.rng.random() < 0.3:
+        dr.push.set("max.in.flight.requests.per.connection", "10")
+    else:
+        dr.push.set("acks", "1")
+    dr.expected.add("idempotence-implicitly-disabled")
+    return True
+
+
+def _transactional_no_idempotence(dr: Draft) -> bool:
+    if not _producer(dr) or dr.family != "java":
+        return False
+    dr.push.set("transactional.id", f"{dr.app.name}-tx-{dr.rng.randint(0, 9)}", "STRING")
+    dr.push.set("enable.idempotence", "false")
+    dr.expected.add("transactional-without-idempotence")
+    return True
+
+
+def _delivery_timeout(dr: Draft) -> bool:
+    if not _producer(dr) or dr.family != "java":
+        return False
+    dr.push.set("delivery.timeout.ms", "20000")
+    dr.expected.add("delivery-timeout-too-short")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+def _buffer_below_batch(dr: Draft) -> bool:
+    if not _producer(dr) or dr.family != "java":
+        return False
+    dr.push.set("batch.size", "262144").set("buffer.memory", "131072")
+    dr.expected.add("buffer-below-batch")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+def _reconnect_inverted(dr: Draft) -> bool:
+    keys = {"java": ("reconnect.backoff.ms", "5000"), "librdkafka": ("reconnect.backoff.ms", "20000"),
+            "kafka-python": ("reconnect_backoff_ms", "5000")}
+    if dr.family not in keys:
+        return False
+    dr.push.set(*keys[dr.family])
+    if dr.family == "java":  # Java raises a maximum the user did not set (CommonClientConfigs)
+        dr.push.set("reconnect.backoff.max.ms", "1000")
+    dr.expected.add("reconnect-backoff-inverted")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+def _retry_inverted(dr: Draft) -> bool:
+    if not ((dr.family == "java" and dr.release >= (3, 7)) or (dr.family == "librdkafka" and dr.release >= (2, 3))):
+        return False
+    dr.push.set("retry.backoff.ms", "5000")
+    dr.expected.add("retry-backoff-inverted")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+def _socket_setup_inverted(dr: Draft) -> bool:
+    if dr.family != "java":
+        return False
+    dr.push.set("socket.connection.setup.timeout.ms", "60000")
+    dr.expected.add("socket-setup-timeout-inverted")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+_TYPOS = {"producer": (("enable.idempotance", "true"), ("linger.msec", "20"), ("retires", "5"),
+                       ("compresion.type", "lz4")),
+          "consumer": (("max.poll.record", "100"), ("auto.offest.reset", "earliest"), ("fetch.min.byte", "1024"),
+                       ("session.timout.ms", "30000"))}
+
+
+def _typo(dr: Draft) -> bool:
+    if dr.family != "java" or dr.app.role not in _TYPOS:
+        return False
+    dr.push.set(*dr.rng.choice(_TYPOS[dr.app.role]), "STRING")
+    dr.expected.add("unknown-key-typo")
+    dr.allowed.add("kip-sensitive-custom")  # a custom key by the KIP's definition, published with its value
+    return True
+
+
+_SESSION_KEYS = {"java": ("session.timeout.ms", "heartbeat.interval.ms", 1),
+                 "librdkafka": ("session.timeout.ms", "heartbeat.interval.ms", 1),
+                 "kafka-python": ("session_timeout_ms", "heartbeat_interval_ms", 1),
+                 "sarama": ("Consumer.Group.Session.Timeout", "Consumer.Group.Heartbeat.Interval", 0),
+                 "franz-go": ("SessionTimeout", "HeartbeatInterval", 0)}
+
+
+def _session_pair(dr: Draft, session_ms: int, heartbeat_ms: int, rule: str, *, go: bool) -> bool:
+    if not (_consumer(dr) or dr.family in ("sarama", "franz-go")) or (not go and dr.family in ("sarama", "franz-go")):
+        return False
+    session_key, heartbeat_key, in_ms = _SESSION_KEYS[dr.family]
+    show = (lambda ms: str(ms)) if in_ms else (lambda ms: f"{ms / 1000:g}s")
+    dr.push.set(session_key, show(session_ms)).set(heartbeat_key, show(heartbeat_ms))
+    dr.expected.add(rule)
+    dr.allowed |= {OUTLIER, "heartbeat-above-third"}
+    return True
+
+
+def _heartbeat_equal(dr: Draft) -> bool:
+    return _session_pair(dr, 10000, 10000, "heartbeat-not-below-session", go=False)
+
+
+def _heartbeat_third(dr: Draft) -> bool:
+    return _session_pair(dr, 9000, 4000, "heartbeat-above-third", go=True)
+
+
+def _session_bounds(dr: Draft) -> bool:
+    return _session_pair(dr, 4000, 1000, "session-timeout-out-of-bounds", go=False)
+
+
+def _fetch_wait(dr: Draft) -> bool:
+    if not _consumer(dr) or dr.family != "java":
+        return False
+    dr.push.set("fetch.max.wait.ms", "30000")
+    dr.expected.add("fetch-wait-not-below-request-timeout")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+def _consumer_protocol_classic_keys(dr: Draft) -> bool:
+    if not _consumer(dr) or not ((dr.family == "java" and dr.release >= (3, 7)) or
+                                 (dr.family == "librdkafka" and dr.release >= (2, 4))):
+        return False
+    dr.push.set("group.protocol", "consumer").set("session.timeout.ms", "30000")
+    dr.expected.add("consumer-protocol-ignores-classic-keys")
+    dr.allowed.add("group-protocol-migration")
+    return True
+
+
+ANOMALIES: tuple[Fault, ...] = (
+    ("anomaly/acks-zero", 5, _acks_zero),
+    ("anomaly/idempotence-with-acks-1", 3, _idempotence_acks1),
+    ("anomaly/idempotence-max-in-flight", 2, _idempotence_inflight),
+    ("anomaly/idempotence-retries-0", 2, _idempotence_retries),
+    ("anomaly/idempotence-implicitly-disabled", 4, _implicitly_disabled),
+    ("anomaly/transactional-without-idempotence", 2, _transactional_no_idempotence),
+    ("anomaly/delivery-timeout-too-short", 2, _delivery_timeout),
+    ("anomaly/buffer-below-batch", 2, _buffer_below_batch),
+    ("anomaly/reconnect-backoff-inverted", 2, _reconnect_inverted),
+    ("anomaly/retry-backoff-inverted", 2, _retry_inverted),
+    ("anomaly/socket-setup-timeout-inverted", 1, _socket_setup_inverted),
+    ("anomaly/typo", 4, _typo),
+    ("anomaly/heartbeat-not-below-session", 2, _heartbeat_equal),
+    ("anomaly/session-below-3x-heartbeat", 4, _heartbeat_third),
+    ("anomaly/session-timeout-out-of-bounds", 2, _session_bounds),
+    ("anomaly/fetch-wait-not-below-request-timeout", 2, _fetch_wait),
+    ("anomaly/consumer-protocol-with-classic-keys", 2, _consumer_protocol_classic_keys),
+)
+
+# One-off values two or more orders of magnitude from anything the fleet uses: (family, role, key, values).
+OUTLIERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    ("java", "producer", "max.request.size", ("1073741824", "2000000000")),
+    ("java", "producer", "metadata.max.age.ms", ("300", "500")),
+    ("java", "producer", "request.timeout.ms", ("300", "250")),
+    ("java", "consumer", "max.partition.fetch.bytes", ("1024", "512")),
+    ("java", "consumer", "max.poll.interval.ms", ("300", "1000")),
+    ("java", "consumer", "max.poll.records", ("500000", "1000000")),
+    ("java", "admin", "default.api.timeout.ms", ("60", "100")),
+    ("librdkafka", "producer", "queue.buffering.max.kbytes", ("1024", "512")),
+    ("librdkafka", "consumer", "fetch.message.max.bytes", ("1024", "2048")),
+    ("kafka-python", "producer", "max_request_size", ("1073741824",)),
+    ("kafka-python", "consumer", "max_poll_records", ("500000",)),
+)
+
+
+# --- traps: settings that look wrong but are fine; nothing may fire for them ---------------------------------------
+
+def _explicit(dr: Draft, key: str) -> bool:
+    entry = dr.push.entries.get(key)
+    return entry is not None and not entry.is_default
+
+
+def _acks1_no_yield(dr: Draft) -> bool:
+    """acks=1 where default idempotence is off (2.8) or not applied unless set (3.0.0, 3.1.0, KAFKA-13598)."""
+    if not _producer(dr) or dr.family != "java" or java_yields(dr.release):
+        return False
+    dr.push.set("acks", "1")
+    return True
+
+
+def _idempotence_off_acks1(dr: Draft) -> bool:
+    if not _producer(dr) or dr.family != "java":
+        return False
+    dr.push.set("enable.idempotence", "false").set("acks", "1")
+    return True
+
+
+def _rdkafka_acks1(dr: Draft) -> bool:
+    if not _producer(dr) or dr.family != "librdkafka" or _explicit(dr, "enable.idempotence"):
+        return False
+    dr.push.set("acks", "1")
+    return True
+
+
+def _unbounded_poll_interval(dr: Draft) -> bool:
+    if dr.family != "java" or dr.app.role not in ("consumer", "streams") or dr.client_id.endswith("-producer"):
+        return False
+    dr.push.set("max.poll.interval.ms", "2147483647")
+    return True
+
+
+def _os_socket_buffers(dr: Draft) -> bool:
+    if dr.family != "java":
+        return False
+    dr.push.set("receive.buffer.bytes", "-1").set("send.buffer.bytes", "-1")
+    return True
+
+
+def _new_protocol(dr: Draft) -> bool:
+    classic = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy")
+    if not _consumer(dr) or dr.family != "java" or dr.release < (3, 7) or any(_explicit(dr, k) for k in classic):
+        return False
+    dr.push.set("group.protocol", "consumer")
+    return True
+
+
+def _static_member(dr: Draft) -> bool:
+    if not _consumer(dr) or dr.family not in ("java", "librdkafka"):
+        return False
+    dr.push.set("group.instance.id", f"{dr.app.name}-{dr.rng.randint(0, 11)}", "STRING")
+    dr.push.set("client.rack", dr.rng.choice(("euw1-az1", "euw1-az2", "use1-az4")), "STRING")
+    return True
+
+
+TRAPS: tuple[Fault, ...] = (
+    ("trap/acks-1-where-idempotence-does-not-yield", 3, _acks1_no_yield),
+    ("trap/idempotence-off-with-acks-1", 2, _idempotence_off_acks1),
+    ("trap/librdkafka-acks-1", 2, _rdkafka_acks1),
+    ("trap/unbounded-max-poll-interval", 2, _unbounded_poll_interval),
+    ("trap/os-default-socket-buffers", 2, _os_socket_buffers),
+    ("trap/kip-848-group-protocol", 2, _new_protocol),
+    ("trap/static-membership-and-rack", 2, _static_member),
+)
