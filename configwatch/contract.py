@@ -22,9 +22,11 @@ __all__ = [
     "GAUGES",
     "GAUGES_TOPIC",
     "INPUT_TOPIC",
+    "MAX_REQUEST_VERSIONS",
     "OUTPUT_KINDS",
     "QUARANTINE",
     "QUARANTINE_TOPIC",
+    "REQUEST_VERSION_FIELDS",
     "SCHEMA_VERSION",
     "SECURITY_PROTOCOLS",
     "SEVERITIES",
@@ -79,6 +81,8 @@ SOFTWARE_PATTERN: Final = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9]
 # so one client cannot make every metric scrape and published event carry a megabyte.
 SOFTWARE_MAX_CHARS: Final = 128
 UNKNOWN_SOFTWARE: Final = "unknown"
+# The most distinct (API key, version) pairs one connection's ``request_versions`` holds (real clients use ~20).
+MAX_REQUEST_VERSIONS: Final = 128
 
 
 def config_type_from_id(type_id: int) -> str:
@@ -93,21 +97,31 @@ def is_valid_software(value: str) -> bool:
 
 
 class FieldSpec:
-    """One contract field: its JSON type and whether it is required."""
+    """One contract field: its JSON type and whether it is required; a ``list`` field's ``items`` are the
+    fields of each of its elements (objects)."""
 
-    __slots__ = ("json_type", "name", "required")
+    __slots__ = ("items", "json_type", "name", "required")
 
-    def __init__(self, name: str, json_type: type, required: bool) -> None:
+    def __init__(self, name: str, json_type: type, required: bool,
+                 items: tuple[FieldSpec, ...] | None = None) -> None:
         self.name = name
         self.json_type = json_type
         self.required = required
+        self.items = items
 
     def __repr__(self) -> str:
         return f"FieldSpec({self.name!r}, {self.json_type.__name__}, required={self.required})"
 
 
+# One element of ``request_versions``: a request the client sent on the connection.
+REQUEST_VERSION_FIELDS: Final = (
+    FieldSpec("api_key", int, True),
+    FieldSpec("version", int, True),
+)
+
 # Fields of every event, in contract order. connection_id is required for
 # connection events only; configs only for config_push (see records.validate_event).
+# request_versions and request_versions_overflow are connection_closed's (gateway proxy mode).
 EVENT_FIELDS: Final = (
     FieldSpec("schema_version", int, True),
     FieldSpec("event", str, True),
@@ -123,6 +137,8 @@ EVENT_FIELDS: Final = (
     FieldSpec("security_protocol", str, False),
     FieldSpec("client_address", str, False),
     FieldSpec("request_size_bytes", int, False),
+    FieldSpec("request_versions", list, False, REQUEST_VERSION_FIELDS),
+    FieldSpec("request_versions_overflow", int, False),
 )
 
 ENTRY_FIELDS: Final = (

@@ -54,6 +54,14 @@ def _check_type(obj: Mapping[str, Any], spec: FieldSpec, where: str) -> None:
             f"wrong_type:{where}{spec.name}",
             f"{where}{spec.name} must be {spec.json_type.__name__}, got {type(value).__name__}",
         )
+    if spec.items is not None and isinstance(value, list):
+        inner = f"{where}{spec.name}[]."
+        for item in value:
+            if not isinstance(item, dict):
+                raise ContractError(f"wrong_type:{where}{spec.name}[]", f"each {where}{spec.name} entry must be "
+                                                                        "an object")
+            for item_spec in spec.items:
+                _check_type(item, item_spec, inner)
 
 
 def validate_event(obj: Any) -> None:
@@ -150,6 +158,9 @@ class Event:
     client_address: str | None = None
     configs: tuple[ConfigEntry, ...] | None = None
     request_size_bytes: int | None = None
+    # connection_closed in gateway proxy mode: the distinct (api_key, version) pairs the client sent, sorted.
+    request_versions: tuple[tuple[int, int], ...] | None = None
+    request_versions_overflow: int | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Event:
@@ -159,6 +170,9 @@ class Event:
         kwargs = {k: v for k, v in d.items() if k in known}
         configs = d.get("configs")
         entries = tuple(ConfigEntry.from_dict(e) for e in configs) if configs is not None else None
+        pairs = kwargs.pop("request_versions", None)
+        if pairs is not None:
+            kwargs["request_versions"] = tuple((p["api_key"], p["version"]) for p in pairs)
         return cls(configs=entries, **kwargs)
 
     @classmethod
@@ -176,6 +190,8 @@ class Event:
             value = getattr(self, spec.name)
             if value is not None:
                 d[spec.name] = value
+        if self.request_versions is not None:
+            d["request_versions"] = [{"api_key": k, "version": v} for k, v in self.request_versions]
         if self.configs is not None:
             d["configs"] = [e.to_dict() for e in self.configs]
         return d

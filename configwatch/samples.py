@@ -36,7 +36,9 @@ def sample_events(count: int, *, seed: int = 7, now_ms: int = 1_790_000_000_000)
         )
         events.append(Event(event="config_push", timestamp_ms=ts + 1, configs=configs,
                             request_size_bytes=120, **ident))  # type: ignore[arg-type]
-        if i % 3 == 2:
-            events.append(Event(event="connection_closed", timestamp_ms=ts + 2, **ident))  # type: ignore[arg-type]
+        if i % 3 == 2:  # every other close carries what a gateway in proxy mode adds: the requests' versions
+            used = ((0, 9 + i % 3), (3, 12), (18, 4)) if i % 2 else None
+            events.append(Event(event="connection_closed", timestamp_ms=ts + 2, request_versions=used,
+                                **ident))  # type: ignore[arg-type]
         i += 1
     return events[:count]

@@ -28,7 +28,7 @@ from configwatch.errors import ContractError
 from udfs.classify import parse_record
 from udfs.expectations import CHECKED_COLUMNS, BatchValidator
 from udfs.fastjson import fast_parse
-from udfs.schema import DECODED_FIELDS, ENTRY_NAMES, ENTRY_TYPE, EVENT_NAMES, EVENT_SCHEMA
+from udfs.schema import DECODED_FIELDS, ENTRY_NAMES, ENTRY_TYPE, EVENT_NAMES, EVENT_SCHEMA, LIST_FIELDS
 from udfs.split_lines import FILE_COLUMNS, split_lines
 
 __all__ = [
@@ -98,6 +98,10 @@ def _slow_rows(values: pa.Array, positions: np.ndarray) -> tuple[list[dict[str, 
             errors[pos] = err
             continue
         row = {name: obj.get(name) for name in EVENT_NAMES}
+        for name, item_names in LIST_FIELDS.items():
+            items = row[name]
+            if items is not None:
+                row[name] = [{k: item.get(k) for k in item_names} for item in items]
         entries = obj.get("configs") if obj["event"] == CONFIG_PUSH else None
         row["configs"] = None if entries is None else [{k: e.get(k) for k in ENTRY_NAMES} for e in entries]
         rows.append(row)

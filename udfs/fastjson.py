@@ -31,6 +31,7 @@ import pyarrow.json as pj
 from configwatch.contract import (
     CONFIG_PUSH,
     CONFIG_TYPES,
+    EVENT_FIELDS,
     EVENT_TYPES,
     SCHEMA_VERSION,
     SOFTWARE_MAX_CHARS,
@@ -46,6 +47,9 @@ _THREADS = False  # the worker runs one task per core already
 _REREAD_BUDGET = 4  # failed reads may cost at most this many times the batch's bytes
 _READS_PER_ROW = 1 / 32  # ... and at most this many reads per row (plus a few): dense garbage goes per-row
 _ERROR_ROW = re.compile(r" in row (\d+)$")
+# The list fields besides configs, with their elements' required fields.
+_REQUIRED_ITEMS = {spec.name: [item.name for item in spec.items if item.required]
+                   for spec in EVENT_FIELDS if spec.items is not None}
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,23 @@ def _entries_ok(configs: pa.ChunkedArray) -> np.ndarray:
     return ~bad_rows
 
 
+def _items_ok(column: pa.ChunkedArray, required: list[str]) -> np.ndarray:
+    """Per row: a null list, or every element an object with each of ``required`` set."""
+    bad_rows = np.zeros(len(column), dtype=bool)
+    base = 0
+    for chunk in column.chunks:
+        flat = pc.list_flatten(chunk)
+        if len(flat):
+            ok = pc.is_valid(flat)
+            for name in required:
+                ok = pc.and_(ok, pc.is_valid(pc.struct_field(flat, name)))
+            bad = np.flatnonzero(~ok.fill_null(False).to_numpy(zero_copy_only=False))
+            if len(bad):
+                bad_rows[base + pc.list_parent_indices(chunk).to_numpy()[bad]] = True
+        base += len(chunk)
+    return ~bad_rows
+
+
 def _contract_ok(table: pa.Table) -> np.ndarray:
     """Boolean mask of rows that satisfy every check of ``validate_event`` (types are the reader's)."""
     event = table["event"]
@@ -181,6 +202,9 @@ def _contract_ok(table: pa.Table) -> np.ndarray:
     conn_ok = pc.is_valid(table["connection_id"])
     ok = pc.and_(ok, pc.if_else(is_push, push_ok, conn_ok))
     mask = ok.to_numpy(zero_copy_only=False).astype(bool)
+    for name, required in _REQUIRED_ITEMS.items():
+        if table[name].null_count < table.num_rows:
+            mask &= _items_ok(table[name], required)
     if pc.any(is_push).as_py():
         mask &= _entries_ok(table["configs"]) | ~is_push.to_numpy(zero_copy_only=False).astype(bool)
     return mask

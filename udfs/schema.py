@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from configwatch.contract import EVENT_FIELDS
+from configwatch.contract import EVENT_FIELDS, FieldSpec
 
-__all__ = ["DECODED_FIELDS", "ENTRY_NAMES", "ENTRY_TYPE", "EVENT_NAMES", "EVENT_SCHEMA", "VERDICT_FIELDS"]
+__all__ = ["DECODED_FIELDS", "ENTRY_NAMES", "ENTRY_TYPE", "EVENT_NAMES", "EVENT_SCHEMA", "LIST_FIELDS",
+           "VERDICT_FIELDS"]
 
 ENTRY_TYPE = pa.struct([
     ("key", pa.string()),
@@ -24,9 +25,17 @@ ENTRY_TYPE = pa.struct([
 
 _ARROW_TYPES = {int: pa.int64(), str: pa.string(), bool: pa.bool_()}
 
+
+def _arrow_type(spec: FieldSpec) -> pa.DataType:
+    """A scalar's Arrow type; a list field's is a list of structs of its items' fields."""
+    if spec.items is not None:
+        return pa.list_(pa.struct([(item.name, _arrow_type(item)) for item in spec.items]))
+    return _ARROW_TYPES[spec.json_type]
+
+
 # What a valid record decodes to: the event fields in contract order, then configs.
 EVENT_SCHEMA = pa.schema(
-    [pa.field(spec.name, _ARROW_TYPES[spec.json_type]) for spec in EVENT_FIELDS]
+    [pa.field(spec.name, _arrow_type(spec)) for spec in EVENT_FIELDS]
     + [pa.field("configs", pa.list_(ENTRY_TYPE))]
 )
 
@@ -39,4 +48,7 @@ VERDICT_FIELDS = [
 
 DECODED_FIELDS: list[pa.Field] = list(EVENT_SCHEMA) + VERDICT_FIELDS
 EVENT_NAMES = [spec.name for spec in EVENT_FIELDS]
+# The list fields (besides configs) and the names of their elements' fields.
+LIST_FIELDS: dict[str, list[str]] = {spec.name: [item.name for item in spec.items]
+                                     for spec in EVENT_FIELDS if spec.items is not None}
 ENTRY_NAMES = [f.name for f in ENTRY_TYPE]

@@ -9,7 +9,9 @@ upstream as bytes; its response comes back as bytes unless it names brokers
 (``policy.gateway.endpoints``). Responses reach the client in request order,
 whether the gateway or the broker answered them. The connection ends when either
 side closes, with the same reasons as a gateway connection plus
-``upstream_unreachable``, ``upstream_closed`` and ``upstream_error``.
+``upstream_unreachable``, ``upstream_closed`` and ``upstream_error``. Its
+``connection_closed`` carries the (API key, version) pairs the client sent
+(``policy.gateway.usage``), recorded before each request is forwarded.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from policy.gateway.endpoints import (
 )
 from policy.gateway.metrics import GatewayMetrics
 from policy.gateway.registry import ConnectionRegistry
+from policy.gateway.usage import RequestUsage
 from policy.protocol import (
     API_VERSIONS_KEY,
     NONE,
@@ -137,11 +140,13 @@ class _UpstreamFrames:
 
 class _ProxyConnection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, up_reader: asyncio.StreamReader,
-                 up_writer: asyncio.StreamWriter, state: ConnectionState, config: GatewayConfig,
-                 handler: RequestHandler, metrics: GatewayMetrics, brokers: BrokerListeners) -> None:
+                 up_writer: asyncio.StreamWriter, state: ConnectionState, usage: RequestUsage,
+                 config: GatewayConfig, handler: RequestHandler, metrics: GatewayMetrics,
+                 brokers: BrokerListeners) -> None:
         self._reader, self._writer = reader, writer
         self._up_reader, self._up_writer = up_reader, up_writer
         self._state = state
+        self._usage = usage
         self._config = config
         self._handler = handler
         self._metrics = metrics
@@ -217,6 +222,7 @@ class _ProxyConnection:
                 payload = encode_request(request, upstream_version, correlation_id, header.client_id)[4:]
         else:
             self._handler.register_unknown(state)
+        self._usage.record(key, version)  # before forwarding: a request the broker refuses by closing counts too
         self._metrics.requests.labels(api=str(key), outcome="forwarded").inc()
         if expects_response(payload, key, version):
             self._pending.put_nowait(_Pending(correlation_id, key, version, upstream_version))
@@ -331,6 +337,7 @@ async def serve_proxy_connection(reader: asyncio.StreamReader, writer: asyncio.S
                                  metrics: GatewayMetrics, brokers: BrokerListeners) -> str:
     """Proxy one client connection through its own upstream connection; returns the reason it ended."""
     state = ConnectionState(connection_id=connection_id, client_address=client_address)
+    usage = RequestUsage()
     up_writer: asyncio.StreamWriter | None = None
     reason = "upstream_unreachable"
     try:
@@ -339,12 +346,13 @@ async def serve_proxy_connection(reader: asyncio.StreamReader, writer: asyncio.S
         except ConnectionError as exc:
             log.warning("closing %s: %s", connection_id, exc)
         else:
-            proxy = _ProxyConnection(reader, writer, up_reader, up_writer, state, config, handler, metrics, brokers)
+            proxy = _ProxyConnection(reader, writer, up_reader, up_writer, state, usage, config, handler, metrics,
+                                     brokers)
             reason = await proxy.run()
     except asyncio.CancelledError:
         reason = "shutdown"
     finally:
-        registry.unregister(connection_id)
+        registry.unregister(connection_id, usage.event_fields())
         metrics.closes.labels(reason=reason).inc()
         writer.close()
         if up_writer is not None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from collections.abc import Mapping
+from typing import Any
 
 from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, UNKNOWN_SOFTWARE
 from configwatch.records import Event
@@ -47,8 +49,9 @@ class ConnectionRegistry:
         self._publish(CONNECTION_OPENED, context)
         return True
 
-    def unregister(self, connection_id: str) -> bool:
-        """Forget a connection; publishes ``connection_closed`` if it was registered."""
+    def unregister(self, connection_id: str, closed_fields: Mapping[str, Any] | None = None) -> bool:
+        """Forget a connection; publishes ``connection_closed`` if it was registered, with ``closed_fields``
+        (the proxy's ``request_versions``) added to the identity."""
         context = self._open.pop(connection_id, None)
         if context is None:
             return False
@@ -60,7 +63,7 @@ class ConnectionRegistry:
         self._software[sw] -= 1
         if self._software[sw] <= 0:
             del self._software[sw]
-        self._publish(CONNECTION_CLOSED, context)
+        self._publish(CONNECTION_CLOSED, context, closed_fields)
         return True
 
     def context(self, connection_id: str) -> RequestContext | None:
@@ -78,10 +81,10 @@ class ConnectionRegistry:
         """KIP-511 ``connections`` per (software name, version); absent names count as unknown."""
         return dict(self._software)
 
-    def _publish(self, event_type: str, context: RequestContext) -> None:
+    def _publish(self, event_type: str, context: RequestContext, extra: Mapping[str, Any] | None = None) -> None:
         if self._sink is None:
             return
-        event = Event(event=event_type, timestamp_ms=_now_ms(), **context.event_fields())
+        event = Event(event=event_type, timestamp_ms=_now_ms(), **context.event_fields(), **(extra or {}))
         self._sink.offer(event)
 
 
