@@ -183,6 +183,7 @@ KAFKA_PYTHON_PRODUCER: Final[tuple[Row, ...]] = (
     ("retry_backoff_ms", "INT", "100", _ANY),
     ("reconnect_backoff_ms", "INT", "50", _ANY),
     ("reconnect_backoff_max_ms", "INT", "1000", _ANY),
+    ("reconnect_backoff_max_ms", "INT", "30000", (2, 1)),  # DEFAULT_CONFIG: 2.0.2 1000, 2.2.15 and 3.0.12 30000
     ("max_in_flight_requests_per_connection", "INT", "5", _ANY),
     ("metadata_max_age_ms", "INT", "300000", _ANY),
     ("connections_max_idle_ms", "INT", "540000", _ANY),

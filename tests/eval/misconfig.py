@@ -112,7 +112,7 @@ def _buffer_below_batch(dr: Draft) -> bool:
 
 def _reconnect_inverted(dr: Draft) -> bool:
     keys = {"java": ("reconnect.backoff.ms", "5000"), "librdkafka": ("reconnect.backoff.ms", "20000"),
-            "kafka-python": ("reconnect_backoff_ms", "5000")}
+            "kafka-python": ("reconnect_backoff_ms", "45000")}  # above 30000, the max's default from 2.1
     if dr.family not in keys:
         return False
     dr.push.set(*keys[dr.family])
