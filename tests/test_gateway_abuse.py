@@ -49,11 +49,12 @@ def _hello(sock: socket.socket, name: str = "probe", version: str = "1.0", clien
     return int(ApiVersionsResponse.decode_any(answer, 3).error_code)
 
 
-def _push(sock: socket.socket, entries: int = 1, correlation_id: int = 2, empty: bool = False) -> PushConfigResponse:
+def _push(sock: socket.socket, entries: int = 1, correlation_id: int = 2, empty: bool = False,
+          client_id: str = "probe") -> PushConfigResponse:
     configs = [PushConfigRequest.Config(config_key="" if empty else f"k{i}", config_value="", config_type=2,
                                         is_default=True) for i in range(entries)]
     answer = roundtrip(sock, PushConfigRequest(version=0, configs=configs), 0, correlation_id=correlation_id,
-                       client_id="probe")
+                       client_id=client_id)
     assert answer is not None
     return PushConfigResponse.decode(answer, version=0, header=True)
 
@@ -139,13 +140,14 @@ def test_row6_quotas_are_per_client_and_a_throttled_channel_is_muted(kafka_boots
     with gateway(kafka_bootstrap, topic_name("quota"), gateway_push_rate_limit=5) as gw:
         with raw_connect(gw.address) as noisy:
             assert _hello(noisy, client_id="noisy") == NONE
-            codes = [_push(noisy, correlation_id=10 + i).error_code for i in range(8)]
+            codes = [_push(noisy, correlation_id=10 + i, client_id="noisy").error_code for i in range(8)]
             assert THROTTLING_QUOTA_EXCEEDED in codes
             # A throttled answer comes at once; the next one only after the throttle time (the channel is muted).
-            while (first := _push(noisy, correlation_id=30)).error_code != THROTTLING_QUOTA_EXCEEDED:
+            while (first := _push(noisy, correlation_id=30, client_id="noisy")).error_code != \
+                    THROTTLING_QUOTA_EXCEEDED:
                 pass
             started = time.monotonic()
-            _push(noisy, correlation_id=31)
+            _push(noisy, correlation_id=31, client_id="noisy")
             assert time.monotonic() - started >= first.throttle_time_ms / 1000.0 * 0.9
             polite = [push_config(gw.bootstrap, CONFIGS, ClientIdentity(client_id=f"polite-{i}")) for i in range(6)]
         assert [p.status for p in polite] == ["accepted"] * 6
@@ -164,6 +166,27 @@ def test_row8_a_second_identity_on_one_connection_is_refused(kafka_bootstrap: st
     events = [e for _, e in read_events(kafka_bootstrap, topic)]
     assert [(e.event, e.client_software_name) for e in events] == [("connection_opened", "first-client"),
                                                                    ("connection_closed", "first-client")]
+
+
+def test_row8_a_push_under_another_client_id_closes_the_connection(kafka_bootstrap: str, topic_name: Any) -> None:
+    topic = topic_name("clientid")
+    with gateway(kafka_bootstrap, topic) as gw:
+        with raw_connect(gw.address) as sock:
+            assert _hello(sock, "first-client", "1.0", client_id="a") == NONE
+            push = PushConfigRequest(version=0, configs=[PushConfigRequest.Config(
+                config_key="acks", config_value="all", config_type=2, is_default=False)])
+            assert roundtrip(sock, push, 0, correlation_id=2, client_id="") is not None  # empty: no change
+            # The same connection, another client id: no fresh identity, no fresh quota bucket, closed.
+            sock.sendall(encode_request(push, 0, 3, "b"))
+            assert recv_until_closed(sock) == b""
+        assert metric(gw, "configwatch_gateway_connections_closed_total", reason="identity_changed") == 1
+        assert metric(gw, "configwatch_gateway_requests_total", api="PushConfig", outcome="identity_changed") == 1
+        assert push_config(gw.bootstrap, CONFIGS, ClientIdentity(client_id="normal")).status == "accepted"
+    events = [e for _, e in read_events(kafka_bootstrap, topic)]
+    assert [(e.event, e.client_id) for e in events if e.client_software_name == "first-client"] == [
+        ("connection_opened", "a"), ("config_push", "a"), ("connection_closed", "a")]
+    assert not [e for e in events if e.client_id == "b"]
+    assert ("config_push", "normal") in [(e.event, e.client_id) for e in events]
 
 
 def test_row10_a_client_that_never_reads_is_closed_as_a_write_timeout(kafka_bootstrap: str, topic_name: Any) -> None:

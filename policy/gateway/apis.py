@@ -12,6 +12,10 @@ if any, comes back as INVALID_CONFIG + ErrorMessage; a policy that cannot record
 the push now (``PolicyUnavailableError``: the publisher is not connected, stalled
 or full) gets the retriable REQUEST_TIMED_OUT with a throttle time, never NONE.
 
+Once a connection is registered, a request whose header carries another
+(non-empty) client id than the connection's closes it (``identity_changed``):
+its events, gauges and quota belong to the client id it registered with.
+
 Anything else (unknown API key, unsupported version, PushConfig without a
 policy, undecodable body) closes the connection, as Kafka's broker does.
 """
@@ -139,9 +143,26 @@ class RequestHandler:
             log.info("closing %s: a client id of %d characters (limit %d)", state.connection_id,
                      len(header.client_id), CLIENT_ID_MAX_CHARS)
             return header, Reply(None, "client_id_too_long")
+        if header.client_id and state.registered is not None and state.client_id \
+                and header.client_id != state.client_id:
+            # Its events, gauges and quota are the registered client id's: another one is refused (a null or
+            # empty client id in a later header is no change; clients keep one client id per connection).
+            return header, self._identity_changed(state, header.request_api_key, header.request_api_version,
+                                                  header.correlation_id, "a request under another client id")
         if header.client_id:
             state.client_id = header.client_id
         return header, None
+
+    def _identity_changed(self, state: ConnectionState, key: int, version: int, correlation_id: int,
+                          what: str) -> Reply:
+        """Close a connection that changed its identity; an ApiVersions request gets INVALID_REQUEST first."""
+        api = {API_VERSIONS_KEY: "ApiVersions", PUSH_CONFIG_KEY: "PushConfig"}.get(key, str(key))
+        self._metrics.requests.labels(api=api, outcome="identity_changed").inc()
+        log.info("closing %s: %s than the connection registered", state.connection_id, what)
+        if key != API_VERSIONS_KEY or not 0 <= version <= API_VERSIONS_MAX_VERSION:
+            return Reply(None, "identity_changed")
+        response = ApiVersionsResponse(version=version, error_code=INVALID_REQUEST, api_keys=[], throttle_time_ms=0)
+        return Reply(encode_response(response, version, correlation_id), "identity_changed")
 
     def answer_push_config(self, payload: bytes, header: Any, state: ConnectionState, received_ms: int) -> Reply:
         """PushConfig when a policy is configured; any other request (or PushConfig without one) closes."""
@@ -183,11 +204,8 @@ class RequestHandler:
         identity = (name, sw_version, instance, state.client_id)
         if state.registered is not None and state.registered != identity:
             # The connection's events and gauges carry the first identity: a second one is refused.
-            self._metrics.requests.labels(api="ApiVersions", outcome="identity_changed").inc()
-            log.info("closing %s: a second ApiVersions with another client identity", state.connection_id)
-            response = ApiVersionsResponse(version=version, error_code=INVALID_REQUEST, api_keys=[],
-                                           throttle_time_ms=0)
-            return Reply(encode_response(response, version, correlation_id), "identity_changed")
+            return self._identity_changed(state, API_VERSIONS_KEY, version, correlation_id,
+                                          "a second ApiVersions with another client identity")
         state.client_software_name, state.client_software_version, state.client_instance_id = identity[:3]
         state.registered = identity
         self._registry.register(self.context(state))
