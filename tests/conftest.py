@@ -5,6 +5,7 @@ unique topic names, and polling with a deadline (never sleeps as synchronisation
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import time
 import uuid
@@ -71,6 +72,13 @@ def topic_name(request: pytest.FixtureRequest) -> Callable[[str], str]:
 def output_dir() -> Path:
     OUTPUT_DIR.mkdir(exist_ok=True)
     return OUTPUT_DIR
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def eventually(check: Callable[[], T | None], *, timeout_s: float = 60.0, interval_s: float = 0.2,

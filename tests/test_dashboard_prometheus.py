@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,19 +17,13 @@ import pytest
 
 from configwatch.secrets import SecretStr
 from sinks.dashboard import Topics
-from tests.conftest import eventually
+from tests.conftest import eventually, free_port
 from tests.dashboard_helpers import create_topics, current_gauges, dashboard, gauge_record, get, tombstone
 from tests.kafka_helpers import produce
 
 pytestmark = pytest.mark.kafka
 
 TOKEN = "prometheus-scrape-token"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -41,7 +34,7 @@ def prometheus(tmp_path: Path) -> Iterator[Any]:
     procs: list[subprocess.Popen[bytes]] = []
 
     def start(target: str) -> str:
-        port = _free_port()
+        port = free_port()
         config = tmp_path / "prometheus.yml"
         config.write_text(
             "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"

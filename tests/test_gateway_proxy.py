@@ -44,7 +44,7 @@ from policy.protocol import (
     PushConfigResponse,
     encode_request,
 )
-from tests.conftest import eventually
+from tests.conftest import eventually, free_port
 from tests.gateway_helpers import (
     create_topic,
     gateway,
@@ -279,17 +279,11 @@ def test_configwatch_gateway_upstream_proxies_a_real_client(kafka_bootstrap: str
         assert line.startswith("configwatch gateway: error: --upstream: a S") and "not supported yet" in line, line
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_clients_reconnect_after_a_gateway_restart(kafka_bootstrap: str, topic_name: Any) -> None:
     """Broker listeners start with the gateway, so a client holding cached broker addresses reconnects."""
     events, data = topic_name("events"), topic_name("restart-data")
     create_topic(kafka_bootstrap, events)
-    port, broker_port = _free_port(), _free_port()
+    port, broker_port = free_port(), free_port()
     settings = replace(gateway_settings(events), upstream=kafka_bootstrap, gateway_port=port,
                        gateway_broker_port_base=broker_port - 1)  # the test broker's node id is 1
     producer = None

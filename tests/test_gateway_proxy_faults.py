@@ -7,7 +7,6 @@ started again on the same port. The gateway is never restarted.
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from kafka import KafkaProducer
 from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED
 from configwatch.localkafka import LocalKafka
 from policy.protocol import ApiVersionsRequest, encode_request
-from tests.conftest import eventually
+from tests.conftest import eventually, free_port
 from tests.gateway_helpers import create_topic, gateway, metric, raw_connect, read_events, recv_until_closed
 from tests.kafka_helpers import read_all
 
@@ -26,16 +25,10 @@ pytestmark = pytest.mark.kafka
 CLOSES = "configwatch_gateway_connections_closed_total"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_a_restarting_upstream_broker_closes_clients_cleanly_and_the_gateway_recovers(
         kafka_bootstrap: str, topic_name: Any, tmp_path: Path) -> None:
     events, data = topic_name("events"), topic_name("upstream-restart")
-    broker = LocalKafka(tmp_path / "upstream-kafka", port=_free_port(), heap="512m")
+    broker = LocalKafka(tmp_path / "upstream-kafka", port=free_port(), heap="512m")
     upstream = broker.start().bootstrap_servers
     producer: KafkaProducer | None = None
     try:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import select
 import shutil
-import socket
 import subprocess
 import urllib.request
 from collections import Counter
@@ -33,7 +32,7 @@ from configwatch.localkafka import LocalKafka
 from configwatch.paths import cache_dir
 from configwatch.settings import Settings
 from streaming.job import JobOptions, StreamingJob
-from tests.conftest import eventually
+from tests.conftest import eventually, free_port
 from tests.gateway_helpers import gateway, metric
 from tests.kafka_helpers import read_all
 
@@ -59,12 +58,6 @@ def _jmx_agent() -> Path:
         subprocess.run([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={JMX_EXPORTER}",
                         f"-DoutputDirectory={target}"], check=True, capture_output=True, timeout=600)
     return jar
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _broker_counts(jmx_port: int, wanted: set[Software]) -> dict[Software, int]:
@@ -141,7 +134,7 @@ def _release(javas: list[subprocess.Popen[str]], held: list[Any]) -> None:
 def test_gauges_equal_the_brokers_own_kip511_connection_counts(kafka_bootstrap: str, spark: Any, topic_name: Any,
                                                                 tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    jmx_port = _free_port()
+    jmx_port = free_port()
     config = tmp_path / "jmx.yaml"
     config.write_text(JMX_CONFIG)
     classes = tmp_path / "classes"
