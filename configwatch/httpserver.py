@@ -2,13 +2,16 @@
 
 The stdlib ``ThreadingHTTPServer`` with the limits it lacks (issue 14):
 
-- a connection cap (``max_connections``): one more connection gets a short 503
-  and is closed, without a thread;
+- a connection cap (``max_connections``): at the cap, a new connection takes the
+  slot of the oldest connection still sending its request (headers or body: the
+  cheapest to lose, and what a slow-request attack holds); only when every slot
+  is serving a response (live event streams) does it get a short 503, without a
+  thread;
 - a listen backlog of 1,024 instead of 5 (128 overflowed under a burst of
   200 connects in a tight loop: accepting starts a thread, connecting is faster);
-- a deadline for the request line and headers (``header_timeout_s``; a
-  watchdog thread closes connections that drip them) and a socket timeout on
-  every read and write after that (``io_timeout_s``);
+- a deadline for the whole request, line, headers and body (``header_timeout_s``;
+  a watchdog thread closes connections that drip them), and a socket timeout on
+  every read and write (``io_timeout_s``);
 - request header lines of at most ``max_header_bytes`` in all (32 KiB; the
   stdlib alone allows 100 lines of 64 KiB): more gets a 431 and the connection
   is closed;
@@ -46,7 +49,11 @@ SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
                                "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
 }
+_BUSY = ("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n"
+         + "".join(f"{name}: {value}\r\n" for name, value in SECURITY_HEADERS.items()) + "\r\n").encode()
 _WATCHDOG_TICK_S = 0.5
+# How long a new connection at the cap waits for the slot of the connection it evicted.
+_EVICT_WAIT_S = 1.0
 
 
 class RequestBodyError(ConfigwatchError):
@@ -73,6 +80,7 @@ class BoundedHTTPServer(ThreadingHTTPServer):
         self._deadlines: dict[socket.socket, float] = {}
         self._lock = threading.Lock()
         self.refused = 0
+        self.evicted = 0
         self._open = 0
         super().__init__(address, handler)
         self._watchdog = threading.Thread(target=self._watch, name="http-header-deadline", daemon=True)
@@ -80,11 +88,11 @@ class BoundedHTTPServer(ThreadingHTTPServer):
 
     # -- the connection cap ----------------------------------------------------------------
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):
+        if not self._slots.acquire(blocking=False) and not (
+                self._evict_oldest_request() and self._slots.acquire(timeout=_EVICT_WAIT_S)):
             self.refused += 1
             with contextlib.suppress(OSError):
-                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n"
-                                b"Retry-After: 1\r\n\r\n")
+                request.sendall(_BUSY)
             self.shutdown_request(request)
             return
         with self._lock:
@@ -99,7 +107,7 @@ class BoundedHTTPServer(ThreadingHTTPServer):
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self.headers_done(request)
+            self.request_read(request)
             self._release()
 
     def _release(self) -> None:
@@ -113,12 +121,27 @@ class BoundedHTTPServer(ThreadingHTTPServer):
         with self._lock:
             return self._open
 
-    # -- the header deadline -----------------------------------------------------------------
-    def expect_headers(self, request: socket.socket) -> None:
+    def _evict_oldest_request(self) -> bool:
+        """Close the connection that has been sending its request longest; False when none is."""
+        with self._lock:
+            if not self._deadlines:
+                return False
+            oldest = min(self._deadlines, key=self._deadlines.__getitem__)
+            del self._deadlines[oldest]
+            self.evicted += 1
+        log.debug("connection cap reached: closed the oldest unfinished request to make room")
+        with contextlib.suppress(OSError):
+            oldest.shutdown(socket.SHUT_RDWR)  # its handler's read returns, its thread ends, its slot frees
+        return True
+
+    # -- the request deadline ----------------------------------------------------------------
+    def request_started(self, request: socket.socket) -> None:
+        """The request on ``request`` starts now: it must be read whole within ``header_timeout_s``."""
         with self._lock:
             self._deadlines[request] = time.monotonic() + self.header_timeout_s
 
-    def headers_done(self, request: socket.socket) -> None:
+    def request_read(self, request: socket.socket) -> None:
+        """The request on ``request`` has been read (or abandoned): no deadline, not evictable."""
         with self._lock:
             self._deadlines.pop(request, None)
 
@@ -160,11 +183,11 @@ class BoundedHandler(BaseHTTPRequestHandler):
         self.connection.settimeout(self.server.io_timeout_s)
 
     def handle_one_request(self) -> None:
-        self.server.expect_headers(self.request)
+        self.server.request_started(self.request)
         try:
             super().handle_one_request()
         finally:
-            self.server.headers_done(self.request)
+            self.server.request_read(self.request)
 
     def parse_request(self) -> bool:
         plain = self.rfile
@@ -174,7 +197,8 @@ class BoundedHandler(BaseHTTPRequestHandler):
             ok = super().parse_request()  # a 431 when the reader raises (see send_error)
         finally:
             self.rfile = plain
-        self.server.headers_done(self.request)  # the body and the response run under io_timeout_s only
+        if not ok or not self.headers.get("Content-Length", "").strip().lstrip("0"):
+            self.server.request_read(self.request)  # no body to come: the response runs under io_timeout_s
         return ok
 
     def end_headers(self) -> None:
@@ -223,7 +247,9 @@ class BoundedHandler(BaseHTTPRequestHandler):
         if length > self.max_body_bytes:
             raise RequestBodyError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
                                  f"request body over {self.max_body_bytes} bytes")
-        return self.rfile.read(length)
+        body = self.rfile.read(length)  # under the request deadline, which ends here
+        self.server.request_read(self.request)
+        return body
 
 
 class _HeaderReader:

@@ -3,9 +3,12 @@
 ``EventPublisher.offer`` never blocks: it puts a contract event, serialized, in a
 buffer bounded by events and by bytes, or counts it as dropped (metric + log
 line) when the buffer is full. ``unavailable`` says why an event would not be
-published soon (not connected, Kafka has acknowledged nothing for a while, buffer
-full, closing): the policy refuses pushes with a retriable error then, rather
-than answer "accepted" for what may never arrive. One
+published soon (never connected, no open connection to any broker for a second,
+Kafka has acknowledged nothing for a while, buffer full, closing): the policy
+refuses pushes with a retriable error then, rather than answer "accepted" for
+what may never arrive. The producer refreshes metadata every few seconds, so a
+broker that goes away is noticed while idle too, and one that comes back is
+reconnected to without waiting for traffic; each change is one log line. One
 worker thread feeds an idempotent kafka-python producer (``acks=all``) keyed by
 the contract's record key, so events of one connection stay in order.
 ``close`` flushes. Every offered event ends in exactly one of ``published``
@@ -39,6 +42,11 @@ log = logging.getLogger(__name__)
 
 _RETRY_CONNECT_S = 1.0
 _POLL_S = 0.1
+# The producer's metadata refresh: keeps a connection in use (never idle-closed) and notices a lost cluster.
+_METADATA_MAX_AGE_MS = 5000
+# How often the worker looks at the producer's open connections, and how long none may be open.
+_LINK_CHECK_S = 0.5
+_LINK_GRACE_S = 1.0
 # What one buffered event costs beyond its serialized key and value (the tuple, its ints, the deque slot).
 _ITEM_OVERHEAD_BYTES = 200
 
@@ -104,6 +112,8 @@ class EventPublisher:
         self._counts: dict[str, Counter[str]] = {k: Counter() for k in ("offered", "published", "dropped", "failed")}
         self._closing = threading.Event()
         self._producer: KafkaProducer | None = None
+        self._link_down_since: float | None = None  # no open connection to Kafka since (monotonic), or None
+        self._link_checked = 0.0
         self._thread = threading.Thread(target=self._run, name=f"publisher-{topic}", daemon=True)
         self._thread.start()
 
@@ -118,11 +128,17 @@ class EventPublisher:
             return "the publisher is closing"
         if self._producer is None:
             return f"the publisher is not connected to {self._bootstrap}"
+        if self._link_lost():
+            return f"the publisher has no connection to Kafka at {self._bootstrap}"
         if self._unacked and time.monotonic() - min(self._unacked.values()) > self._stall_s:
             return f"Kafka has acknowledged nothing for {self._stall_s:.0f} s"
         if len(self._buffer) >= self._max_items or self._bytes + size > self._max_bytes:
             return f"the publish buffer is full ({len(self._buffer)} events, {self._bytes} bytes)"
         return None
+
+    def _link_lost(self) -> bool:
+        since = self._link_down_since
+        return since is not None and time.monotonic() - since > _LINK_GRACE_S
 
     def wait_connected(self, timeout_s: float) -> bool:
         """Wait up to ``timeout_s`` for the producer to connect; True once it has."""
@@ -165,8 +181,9 @@ class EventPublisher:
             now = time.monotonic()
             oldest = now - min(self._unacked.values()) if self._unacked else 0.0
             return PublisherStats(**{k: dict(v) for k, v in self._counts.items()}, buffered=len(self._buffer),
-                                  buffered_bytes=self._bytes, connected=self._producer is not None,
-                                  oldest_unacked_age_s=oldest)
+                                  buffered_bytes=self._bytes, oldest_unacked_age_s=oldest,
+                                  connected=self._producer is not None and not self._link_lost()
+                                  and oldest <= self._stall_s)
 
     def settled(self) -> bool:
         """True when every offered event has its final outcome."""
@@ -200,22 +217,43 @@ class EventPublisher:
                 # larger batches double the gateway's handshakes/s (docs/benchmarks.md, proxy).
                 return KafkaProducer(
                     bootstrap_servers=self._bootstrap, acks="all", enable_idempotence=True, linger_ms=50,
-                    client_id=self._client_id, bootstrap_timeout_ms=5000, **self._producer_config)
+                    client_id=self._client_id, bootstrap_timeout_ms=5000,
+                    metadata_max_age_ms=_METADATA_MAX_AGE_MS, **self._producer_config)
             except Exception as exc:  # kafka-python raises several types when no broker answers
                 log.warning("cannot connect the publisher to %s (%s); retrying", self._bootstrap, exc)
                 self._closing.wait(_RETRY_CONNECT_S)
         return None
 
-    def _next(self) -> tuple[str, bytes, bytes, int] | None:
-        """The oldest buffered event; None once closing and drained."""
+    def _check_link(self, producer: KafkaProducer) -> None:
+        """Note whether the producer has any connection open to Kafka (at most every ``_LINK_CHECK_S``)."""
+        now = time.monotonic()
+        if now - self._link_checked < _LINK_CHECK_S:
+            return
+        self._link_checked = now
+        metrics = producer.metrics().get("producer-metrics", {})
+        up = float(metrics.get("connection-count", 1.0)) > 0  # absent (another client version): trust the acks
         with self._lock:
-            while not self._buffer:
+            was_down = self._link_down_since is not None
+            if up == was_down:
+                self._link_down_since = None if up else now
+        if up and was_down:
+            log.warning("the publisher is connected to Kafka at %s again", self._bootstrap)
+        elif not up and not was_down:
+            log.warning("the publisher lost its connection to Kafka at %s; pushes get a retriable error "
+                        "while it is away", self._bootstrap)
+
+    def _next(self, producer: KafkaProducer) -> tuple[str, bytes, bytes, int] | None:
+        """The oldest buffered event; None once closing and drained. Checks the link while it waits."""
+        while True:
+            self._check_link(producer)
+            with self._lock:
+                if self._buffer:
+                    item = self._buffer.popleft()
+                    self._bytes -= item[3]
+                    return item
                 if self._closing.is_set():
                     return None
                 self._ready.wait(_POLL_S)
-            item = self._buffer.popleft()
-            self._bytes -= item[3]
-            return item
 
     def _run(self) -> None:
         producer = self._connect()
@@ -225,7 +263,7 @@ class EventPublisher:
             self._producer = producer
             self._ready.notify_all()
         try:
-            while (item := self._next()) is not None:
+            while (item := self._next(producer)) is not None:
                 self._send(producer, item)
         finally:
             producer.flush(timeout=10)

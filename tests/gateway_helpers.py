@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import socket
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,7 +21,8 @@ from policy.gateway import GatewayHandle, running_gateway
 from tests.kafka_helpers import read_all
 
 __all__ = [
-    "TEST_KEY", "create_topic", "gateway", "gateway_settings", "metric", "raw_connect", "read_events", "recv_frame",
+    "TEST_KEY", "create_topic", "gateway", "gateway_settings",
+    "health", "metric", "raw_connect", "read_events", "recv_frame",
     "recv_until_closed", "roundtrip",
 ]
 
@@ -88,6 +91,17 @@ def metric(handle: GatewayHandle, name: str, **labels: str) -> float:
         if _normalise(series) == want:
             return float(value)
     return 0.0
+
+
+def health(handle: GatewayHandle) -> tuple[int, dict[str, Any]]:
+    """The gateway's ``/healthz``: HTTP status and document."""
+    assert handle.metrics_port is not None
+    url = f"http://{handle.address[0]}:{handle.metrics_port}/healthz"
+    try:
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            return int(answer.status), json.loads(answer.read())
+    except urllib.error.HTTPError as err:  # 503: unavailable, with the same document
+        return int(err.code), json.loads(err.read())
 
 
 def _normalise(series: str) -> str:

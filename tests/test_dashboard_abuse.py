@@ -29,7 +29,8 @@ def test_row3_client_views_stay_within_their_byte_budget(kafka_bootstrap: str, t
             read = sum(sum(t["records"].values()) for t in doc["topics"] if t["role"] == "configs")
             return read >= 60 or None
 
-        eventually(consumed, timeout_s=60, message="the dashboard reading all 60 pushes")
+        eventually(consumed, timeout_s=60, message="the dashboard reading all 60 pushes")  # served during
+        assert get(f"{base}/").status == 200  # the page too, after
         assert 0 < board.state.clients.bytes <= budget
         assert len(board.state.clients) < 60 and board.state.clients.evicted > 0
         kept = get(f"{base}/api/clients").json()["clients"]

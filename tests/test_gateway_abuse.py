@@ -5,10 +5,12 @@ from __future__ import annotations
 import select
 import socket
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from configwatch.localkafka import LocalKafka
 from policy.api import ClientConfig
 from policy.client import ClientIdentity, PushOptions, push_config
 from policy.gateway import service
@@ -27,10 +29,11 @@ from policy.protocol import (
     PushConfigResponse,
     encode_request,
 )
-from tests.conftest import eventually
+from tests.conftest import eventually, free_port
 from tests.gateway_helpers import (
     gateway,
     gateway_settings,
+    health,
     metric,
     raw_connect,
     read_events,
@@ -74,6 +77,43 @@ def test_row1_pushes_get_a_retriable_error_while_kafka_is_unreachable(topic_name
         assert metric(gw, "configwatch_gateway_requests_total", api="PushConfig", outcome="unavailable") >= 2
         assert metric(gw, "configwatch_gateway_requests_total", api="PushConfig", outcome="ok") == 0
         assert metric(gw, "configwatch_publisher_connected") == 0
+        status, doc = health(gw)
+        assert status == 503 and doc["status"] == "unavailable" and "not connected" in doc["reason"], doc
+        with raw_connect(gw.address) as sock:  # a normal client's handshake is still answered
+            assert _hello(sock) == NONE
+
+
+def test_row1_a_broker_outage_is_reported_and_pushes_are_accepted_again_after_it(topic_name: Any,
+                                                                                  tmp_path: Path) -> None:
+    broker = LocalKafka(tmp_path / "events-kafka", port=free_port(), heap="512m")
+    bootstrap = broker.start().bootstrap_servers
+    topic = topic_name("outage")
+    options = PushOptions(timeout_s=3, retry_backoff_ms=50, retry_backoff_max_ms=200)
+    try:
+        with gateway(bootstrap, topic) as gw:
+            assert push_config(gw.bootstrap, CONFIGS, ClientIdentity(client_id="before")).status == "accepted"
+            assert health(gw)[0] == 200 and health(gw)[1]["publisher"]["connected"] is True
+
+            broker.stop()  # noticed while idle: nothing is being published now
+            eventually(lambda: health(gw)[0] == 503 or None, timeout_s=30, message="the outage on /healthz")
+            assert "no connection to Kafka" in health(gw)[1]["reason"]
+            assert metric(gw, "configwatch_publisher_connected") == 0
+            during = push_config(gw.bootstrap, CONFIGS, ClientIdentity(client_id="during"), options)
+            assert during.status == "failed" and not during.delivered and during.throttle_ms >= 1000, during
+            with raw_connect(gw.address) as sock:  # handshakes are served (their events wait in the buffer)
+                assert _hello(sock, client_id="handshake-during") == NONE
+
+            broker.start()
+            eventually(lambda: health(gw)[0] == 200 or None, timeout_s=60, message="recovery on /healthz")
+            assert metric(gw, "configwatch_publisher_connected") == 1
+            assert push_config(gw.bootstrap, CONFIGS, ClientIdentity(client_id="after")).status == "accepted"
+        events = [e for _, e in read_events(bootstrap, topic)]
+    finally:
+        broker.stop()
+    pushes = [e.client_id for e in events if e.event == "config_push"]
+    assert sorted(pushes) == ["after", "before"]  # the refused push was never published; nothing accepted was lost
+    assert {e.event for e in events if e.client_id == "handshake-during"} == {"connection_opened",
+                                                                           "connection_closed"}
 
 
 def test_row2_the_publish_buffer_is_bounded_by_bytes(topic_name: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -106,12 +146,13 @@ def test_rows4_and_7_software_names_fullmatch_the_pattern_within_a_length(kafka_
                                                                           name: str, version: str) -> None:
     topic = topic_name("names")
     with gateway(kafka_bootstrap, topic, gateway_max_frame_bytes=2 * 1024 * 1024) as gw:
-        with raw_connect(gw.address) as sock:
+        with raw_connect(gw.address) as sock, raw_connect(gw.address) as bystander:
             assert _hello(sock, name, version) == INVALID_REQUEST
+            assert _hello(bystander, "kafka", "1.0") == NONE  # a normal client is served during
             assert recv_until_closed(sock) == b""
-        with raw_connect(gw.address) as bystander:
-            assert _hello(bystander, "kafka", "1.0") == NONE  # a normal client is served after it
-    assert [e.client_software_name for _, e in read_events(kafka_bootstrap, topic)] == ["kafka", "kafka"]
+        with raw_connect(gw.address) as after:
+            assert _hello(after, "kafka", "1.0") == NONE  # and after
+    assert [e.client_software_name for _, e in read_events(kafka_bootstrap, topic)] == ["kafka"] * 4
 
 
 def test_row4_long_client_ids_and_too_many_entries_are_refused(kafka_bootstrap: str, topic_name: Any) -> None:
@@ -164,9 +205,10 @@ def test_row8_a_second_identity_on_one_connection_is_refused(kafka_bootstrap: st
             assert _hello(sock, "other-client", "9.9") == INVALID_REQUEST
             assert recv_until_closed(sock) == b""
         assert metric(gw, "configwatch_gateway_connections_closed_total", reason="identity_changed") == 1
+        assert push_config(gw.bootstrap, CONFIGS, ClientIdentity(client_id="normal")).status == "accepted"
     events = [e for _, e in read_events(kafka_bootstrap, topic)]
-    assert [(e.event, e.client_software_name) for e in events] == [("connection_opened", "first-client"),
-                                                                   ("connection_closed", "first-client")]
+    assert [(e.event, e.client_software_name) for e in events if e.client_id != "normal"] == [
+        ("connection_opened", "first-client"), ("connection_closed", "first-client")]
 
 
 def test_row8_a_push_under_another_client_id_closes_the_connection(kafka_bootstrap: str, topic_name: Any) -> None:
@@ -197,6 +239,7 @@ def test_row10_a_client_that_never_reads_is_closed_as_a_write_timeout(kafka_boot
         sock.connect(gw.address)
         sock.settimeout(0.5)
         request = encode_request(ApiVersionsRequest(version=0), 0, 1, "never-reads")
+        served_during = False
         try:
             # Requests until the gateway's responses fill both socket buffers and its write times out.
             deadline = time.monotonic() + 60
@@ -205,10 +248,14 @@ def test_row10_a_client_that_never_reads_is_closed_as_a_write_timeout(kafka_boot
                 try:
                     sock.sendall(request * 500)
                 except (TimeoutError, OSError):
+                    if not served_during:  # the gateway is stuck writing to this client: others are served
+                        with raw_connect(gw.address) as other:
+                            served_during = _hello(other) == NONE
                     select.select([], [sock], [], 0.2)  # our send buffer is full too: until it drains, or 0.2 s
         finally:
             sock.close()
         assert metric(gw, "configwatch_gateway_connections_closed_total", reason="write_timeout") == 1
         assert metric(gw, "configwatch_gateway_connections_closed_total", reason="idle_timeout") == 0
+        assert served_during
         with raw_connect(gw.address) as other:
             assert _hello(other) == NONE

@@ -96,20 +96,44 @@ def test_row5_a_half_sent_request_is_closed_at_the_header_deadline(board: Dashbo
 
 
 @pytest.mark.parametrize("target", ["dashboard", "gateway"])
-def test_row5_connections_beyond_the_cap_get_a_503_at_once(board: DashboardService, gw: GatewayHandle,
-                                                           target: str) -> None:
+def test_row5_more_half_sent_requests_than_the_cap_cannot_lock_a_normal_client_out(
+        board: DashboardService, gw: GatewayHandle, target: str) -> None:
     server = board._server if target == "dashboard" else gw.gateway.metrics._http
     assert server is not None
     address = _address(board) if target == "dashboard" else _metrics_address(gw)
-    with ExitStack() as stack:
-        for _ in range(server.max_connections):
-            stack.enter_context(socket.create_connection(address, timeout=30))
-        refused_before = server.refused
-        answer = _exchange(address, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n", timeout_s=10)
-        assert _head(answer)[0] == 503 and server.refused == refused_before + 1
-    # Once the held connections go, a normal client is served again.
     path = "/api/health" if target == "dashboard" else "/metrics"
-    eventually(lambda: _served(address, path), timeout_s=30, message="served after the cap")
+    attackers = server.max_connections + 44  # 300 on the dashboard, as the probe sent
+    with ExitStack() as stack:
+        for n in range(attackers):  # headers that never end; on the dashboard, half a login body for half of them
+            slow = stack.enter_context(socket.create_connection(address, timeout=30))
+            slow.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\nX-Slow: " if n % 2 or target == "gateway" else
+                         b"POST /login HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\ntoken=")
+        # During the attack: each connection beyond the cap took the slot of the oldest unfinished request.
+        eventually(lambda: server.evicted >= attackers - server.max_connections or None, timeout_s=30,
+                   message="the oldest unfinished requests evicted")
+        assert server.open_connections <= server.max_connections
+        assert all(_served(address, path) for _ in range(5))
+        assert server.refused == 0
+    assert _served(address, path)
+
+
+def test_row5_when_every_slot_serves_a_stream_one_more_connection_gets_a_503(board: DashboardService) -> None:
+    server = board._server
+    assert server is not None
+    address = _address(board)
+    with ExitStack() as stack:
+        for _ in range(server.max_connections):  # live event streams: responses being served, not evictable
+            stream = stack.enter_context(socket.create_connection(address, timeout=30))
+            stream.sendall(f"GET /events HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\n"
+                           "\r\n".encode())
+            assert stream.recv(12) == b"HTTP/1.1 200"
+        answer = _exchange(address, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n", timeout_s=10)
+        assert _head(answer)[0] == 503 and server.refused == 1
+        headers = _head(answer)[1]
+        assert headers.get("retry-after") == "1"
+        assert all(headers.get(name.lower()) == value for name, value in SECURITY_HEADERS.items()), headers
+    # Once the streams end, a normal client is served again.
+    eventually(lambda: _served(address, "/api/health"), timeout_s=30, message="served after the cap")
 
 
 @pytest.mark.parametrize("length", ["-1", "abc", "99999999"])
@@ -163,6 +187,7 @@ def test_row9_the_backlog_is_not_five(board: DashboardService, gw: GatewayHandle
             started = time.monotonic()
             stack.enter_context(socket.create_connection(_address(board), timeout=10))
             slowest = max(slowest, time.monotonic() - started)
+        assert _served(_address(board), "/api/health")  # during: 200 connections held
     assert slowest < 0.5, f"a connect() took {slowest:.3f}s"
     assert _served(_address(board), "/api/health")
 

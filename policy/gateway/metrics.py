@@ -7,10 +7,15 @@ Max stat). Also KIP-511 connections per software name and version, requests
 and connection closes by outcome, and the publisher's event counts. The KIP tags
 latency by client_instance_id; here it is not labelled, to keep the series count
 bounded (one series per client instance would grow without limit).
+
+The same port serves ``/healthz``: a small JSON document of the gateway's
+health (200 when pushes are being accepted, 503 with the reason when the
+publisher cannot take them), for probes and for people.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -109,7 +114,11 @@ class GatewayMetrics:
     """Every metric of one gateway, and the HTTP endpoint that serves them."""
 
     def __init__(self, connections: ConnectionRegistry, publisher_stats: Callable[[], PublisherStats] | None,
-                 open_sockets: Callable[[], int]) -> None:
+                 open_sockets: Callable[[], int], unavailable: Callable[[], str | None] | None = None) -> None:
+        self._connections = connections
+        self._publisher_stats = publisher_stats
+        self._open_sockets = open_sockets
+        self._unavailable = unavailable
         self.registry = CollectorRegistry()
         r = self.registry
         self.process_calls = Counter("configwatch_client_config_process_calls",
@@ -146,9 +155,24 @@ class GatewayMetrics:
         """One sample's current value (0 when absent); for summaries and tests."""
         return self.registry.get_sample_value(name, labels or {}) or 0.0
 
+    def health(self) -> dict[str, Any]:
+        """The ``/healthz`` document: ``status`` ok or unavailable (with the reason), connections, publisher."""
+        reason = self._unavailable() if self._unavailable is not None else None
+        doc: dict[str, Any] = {"status": "unavailable" if reason else "ok", "reason": reason,
+                               "open_connections": self._open_sockets(),
+                               "client_instances": self._connections.unique_client_instances}
+        if self._publisher_stats is not None:
+            stats = self._publisher_stats()
+            doc["publisher"] = {"connected": stats.connected, "buffered": stats.buffered,
+                                "buffered_bytes": stats.buffered_bytes,
+                                "oldest_unacked_age_seconds": round(stats.oldest_unacked_age_s, 3),
+                                "published": stats.total("published"), "dropped": stats.total("dropped"),
+                                "failed": stats.total("failed")}
+        return doc
+
     def serve(self, host: str, port: int) -> int:
-        """Serve /metrics on ``host:port`` (0: a free port) in a daemon thread; returns the port."""
-        self._http = _MetricsServer((host, port), self.registry)
+        """Serve /metrics and /healthz on ``host:port`` (0: a free port) in a daemon thread; returns the port."""
+        self._http = _MetricsServer((host, port), self.registry, self.health)
         self._http_thread = threading.Thread(target=self._http.serve_forever, name="gateway-metrics", daemon=True)
         self._http_thread.start()
         return int(self._http.server_port)
@@ -164,10 +188,12 @@ class GatewayMetrics:
 
 
 class _MetricsServer(BoundedHTTPServer):
-    """``/metrics`` (and ``/``) of one registry, on the bounded server."""
+    """``/metrics`` (and ``/``) of one registry and ``/healthz``, on the bounded server."""
 
-    def __init__(self, address: tuple[str, int], registry: CollectorRegistry) -> None:
+    def __init__(self, address: tuple[str, int], registry: CollectorRegistry,
+                 health: Callable[[], dict[str, Any]]) -> None:
         self.registry = registry
+        self.health = health
         super().__init__(address, _MetricsHandler, max_connections=32)
 
 
@@ -179,12 +205,19 @@ class _MetricsHandler(BoundedHandler):
         pass  # a scrape every few seconds is not news
 
     def do_GET(self) -> None:
-        if self.path.split("?", 1)[0] not in ("/", "/metrics"):
-            self.send_error(404, "only /metrics is served here")
+        path = self.path.split("?", 1)[0]
+        status = 200
+        if path == "/healthz":
+            doc = self.server.health()
+            body, content_type = json.dumps(doc).encode(), "application/json"
+            status = 200 if doc["status"] == "ok" else 503
+        elif path in ("/", "/metrics"):
+            encoder, content_type = choose_encoder(self.headers.get("Accept", ""))
+            body = encoder(self.server.registry)
+        else:
+            self.send_error(404, "only /metrics and /healthz are served here")
             return
-        encoder, content_type = choose_encoder(self.headers.get("Accept", ""))
-        body = encoder(self.server.registry)
-        self.send_response(200)
+        self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()

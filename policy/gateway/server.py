@@ -38,7 +38,8 @@ class Gateway:
         self.config = config
         self.registry = ConnectionRegistry(sink)
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.metrics = GatewayMetrics(self.registry, publisher_stats, lambda: len(self._tasks))
+        self.metrics = GatewayMetrics(self.registry, publisher_stats, lambda: len(self._tasks),
+                                      sink.unavailable if sink is not None else None)
         self._handler = RequestHandler(config, policy, self.registry, self.metrics)
         self._server: asyncio.Server | None = None
         self._seq = itertools.count()
