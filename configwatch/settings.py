@@ -136,6 +136,9 @@ class Settings:
                                        metavar="BYTES")
     gateway_max_frame_bytes: int = setting(1048576, "largest request frame the gateway reads; larger closes "
                                            "the connection", commands=("gateway", "simulate"), metavar="BYTES")
+    gateway_max_queued_request_bytes: int = setting(
+        64 * 1024 * 1024, "bytes of request frames over 64 KiB the gateway reads at once, all connections together "
+        "(queued.max.request.bytes); more wait", commands=("gateway", "simulate"), metavar="BYTES")
     gateway_max_connections: int = setting(10000, "open connections the gateway accepts; more are closed at "
                                            "once", commands=("gateway", "simulate"), metavar="N")
     gateway_idle_timeout_s: float = setting(600.0, "close a connection idle this long (connections.max.idle.ms)",

@@ -259,3 +259,24 @@ def test_row10_a_client_that_never_reads_is_closed_as_a_write_timeout(kafka_boot
         assert served_during
         with raw_connect(gw.address) as other:
             assert _hello(other) == NONE
+
+
+def test_unfinished_large_frames_stay_within_the_gateway_wide_budget(kafka_bootstrap: str, topic_name: Any) -> None:
+    budget = 4 * 1024 * 1024
+    with gateway(kafka_bootstrap, topic_name("frames"), gateway_max_queued_request_bytes=budget) as gw:
+        attackers = [raw_connect(gw.address) for _ in range(12)]
+        try:
+            for sock in attackers:  # a 1,000,000-byte frame announced, half of it sent, never finished
+                sock.sendall((1_000_000).to_bytes(4, "big") + b"\0" * 500_000)
+            eventually(lambda: metric(gw, "configwatch_gateway_queued_request_bytes") >= 4_000_000 or None,
+                       timeout_s=30, message="four frames reading")
+            assert metric(gw, "configwatch_gateway_queued_request_bytes") <= budget  # the other eight wait
+            with raw_connect(gw.address) as normal:  # small frames never wait for the budget
+                assert _hello(normal) == NONE
+                assert _push(normal).error_code in (NONE, INVALID_CONFIG)  # answered (k0 is a custom key)
+        finally:
+            for sock in attackers:
+                sock.close()
+        eventually(lambda: metric(gw, "configwatch_gateway_queued_request_bytes") == 0 or None, timeout_s=30,
+                   message="every reservation given back")
+        assert push_config(gw.bootstrap, CONFIGS, ClientIdentity(client_id="after")).status == "accepted"

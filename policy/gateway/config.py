@@ -46,6 +46,7 @@ class GatewayConfig:
     broker_id: int = 0
     max_config_bytes: int = 10240
     max_frame_bytes: int = 1024 * 1024
+    max_queued_request_bytes: int = 64 * 1024 * 1024
     max_connections: int = 10_000
     idle_timeout_s: float = 600.0
     frame_timeout_s: float = 30.0
@@ -64,6 +65,7 @@ class GatewayConfig:
             broker_id=settings.gateway_broker_id,
             max_config_bytes=settings.client_config_max_bytes,
             max_frame_bytes=settings.gateway_max_frame_bytes,
+            max_queued_request_bytes=settings.gateway_max_queued_request_bytes,
             max_connections=settings.gateway_max_connections,
             idle_timeout_s=settings.gateway_idle_timeout_s,
             frame_timeout_s=settings.gateway_frame_timeout_s,

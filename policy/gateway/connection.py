@@ -19,7 +19,7 @@ from policy.gateway.apis import ConnectionState, RequestHandler
 from policy.gateway.config import GatewayConfig
 from policy.gateway.metrics import GatewayMetrics
 from policy.gateway.registry import ConnectionRegistry
-from policy.protocol import read_frame
+from policy.protocol import FrameBudget, read_frame
 
 __all__ = ["serve_connection"]
 
@@ -32,14 +32,16 @@ def _now_ms() -> int:
 
 async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, connection_id: str,
                            client_address: str | None, config: GatewayConfig, handler: RequestHandler,
-                           registry: ConnectionRegistry, metrics: GatewayMetrics) -> str:
+                           registry: ConnectionRegistry, metrics: GatewayMetrics,
+                           budget: FrameBudget | None = None) -> str:
     """Serve one connection until it ends; returns the reason it ended."""
     state = ConnectionState(connection_id=connection_id, client_address=client_address)
     reason = "eof"
     try:
         while True:
             payload = await read_frame(reader, max_bytes=config.max_frame_bytes,
-                                       idle_timeout_s=config.idle_timeout_s, frame_timeout_s=config.frame_timeout_s)
+                                       idle_timeout_s=config.idle_timeout_s, frame_timeout_s=config.frame_timeout_s,
+                                       budget=budget)
             if payload is None:
                 break
             reply = handler.handle(payload, state, _now_ms())

@@ -144,6 +144,11 @@ class GatewayMetrics:
         self._http: Any = None
         self._http_thread: threading.Thread | None = None
 
+    def watch_frame_budget(self, used: Callable[[], int]) -> None:
+        """Export the bytes of large request frames being read (the gateway's ``FrameBudget``)."""
+        Gauge("configwatch_gateway_queued_request_bytes", "bytes reserved by request frames over 64 KiB being "
+              "read, all connections together", registry=self.registry).set_function(used)
+
     def observe_process(self, latency_ms: float, *, error: bool) -> None:
         self.process_calls.inc()
         if error:

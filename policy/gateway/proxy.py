@@ -46,6 +46,7 @@ from policy.protocol import (
     PUSH_CONFIG_KEY,
     ApiVersionsRequest,
     ApiVersionsResponse,
+    FrameBudget,
     decode_message,
     encode_request,
     read_frame,
@@ -142,8 +143,9 @@ class _ProxyConnection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, up_reader: asyncio.StreamReader,
                  up_writer: asyncio.StreamWriter, state: ConnectionState, usage: RequestUsage,
                  config: GatewayConfig, handler: RequestHandler, metrics: GatewayMetrics,
-                 brokers: BrokerListeners) -> None:
+                 brokers: BrokerListeners, budget: FrameBudget | None) -> None:
         self._reader, self._writer = reader, writer
+        self._budget = budget
         self._up_reader, self._up_writer = up_reader, up_writer
         self._state = state
         self._usage = usage
@@ -182,7 +184,7 @@ class _ProxyConnection:
                 payload = await read_frame(self._reader, max_bytes=max(self._config.max_frame_bytes,
                                                                        MAX_REQUEST_BYTES),
                                            idle_timeout_s=self._config.idle_timeout_s,
-                                           frame_timeout_s=self._config.frame_timeout_s)
+                                           frame_timeout_s=self._config.frame_timeout_s, budget=self._budget)
                 if payload is None:
                     return "eof"
                 if not await self._route(payload):
@@ -334,7 +336,8 @@ def _advertised_api_versions(upstream_body: bytes, upstream_version: int, versio
 async def serve_proxy_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, connection_id: str,
                                  client_address: str | None, upstream: Sequence[tuple[str, int]],
                                  config: GatewayConfig, handler: RequestHandler, registry: ConnectionRegistry,
-                                 metrics: GatewayMetrics, brokers: BrokerListeners) -> str:
+                                 metrics: GatewayMetrics, brokers: BrokerListeners,
+                                 budget: FrameBudget | None = None) -> str:
     """Proxy one client connection through its own upstream connection; returns the reason it ended."""
     state = ConnectionState(connection_id=connection_id, client_address=client_address)
     usage = RequestUsage()
@@ -347,7 +350,7 @@ async def serve_proxy_connection(reader: asyncio.StreamReader, writer: asyncio.S
             log.warning("closing %s: %s", connection_id, exc)
         else:
             proxy = _ProxyConnection(reader, writer, up_reader, up_writer, state, usage, config, handler, metrics,
-                                     brokers)
+                                     brokers, budget)
             reason = await proxy.run()
     except asyncio.CancelledError:
         reason = "shutdown"

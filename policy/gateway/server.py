@@ -23,6 +23,7 @@ from policy.gateway.connection import serve_connection
 from policy.gateway.metrics import GatewayMetrics
 from policy.gateway.proxy import serve_proxy_connection
 from policy.gateway.registry import ConnectionRegistry
+from policy.protocol import FrameBudget
 from policy.publisher import EventSink, PublisherStats
 
 __all__ = ["Gateway"]
@@ -41,6 +42,8 @@ class Gateway:
         self.metrics = GatewayMetrics(self.registry, publisher_stats, lambda: len(self._tasks),
                                       sink.unavailable if sink is not None else None)
         self._handler = RequestHandler(config, policy, self.registry, self.metrics)
+        self.frame_budget = FrameBudget(config.max_queued_request_bytes)
+        self.metrics.watch_frame_budget(lambda: self.frame_budget.used)
         self._server: asyncio.Server | None = None
         self._seq = itertools.count()
         self.port: int | None = None
@@ -87,13 +90,13 @@ class Gateway:
             if self.brokers is None:
                 await serve_connection(reader, writer, connection_id=connection_id, client_address=str(peer[0]),
                                        config=self.config, handler=self._handler, registry=self.registry,
-                                       metrics=self.metrics)
+                                       metrics=self.metrics, budget=self.frame_budget)
             else:
                 upstream = self.config.upstream if node_id is None else (self.brokers.target(node_id),)
                 await serve_proxy_connection(reader, writer, connection_id=connection_id,
                                              client_address=str(peer[0]), upstream=upstream, config=self.config,
                                              handler=self._handler, registry=self.registry, metrics=self.metrics,
-                                             brokers=self.brokers)
+                                             brokers=self.brokers, budget=self.frame_budget)
         finally:
             self._tasks.discard(task)
 

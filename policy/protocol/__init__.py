@@ -21,6 +21,7 @@ from policy.protocol.codes import (
     error_name,
 )
 from policy.protocol.framing import (
+    FrameBudget,
     decode_message,
     encode_request,
     encode_response,
@@ -50,6 +51,7 @@ __all__ = [
     "UNSUPPORTED_VERSION",
     "ApiVersionsRequest",
     "ApiVersionsResponse",
+    "FrameBudget",
     "PushConfigRequest",
     "PushConfigResponse",
     "decode_message",
