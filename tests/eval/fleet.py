@@ -179,6 +179,8 @@ def build_fleet(seed: int, size: int) -> Fleet:
 
 _ANOMALY_RULES = frozenset(r.id for r in CATALOG if r.kind == "anomaly")
 _CLASSIC_KEYS = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy")
+_CLASSIC_SESSION_RULES = frozenset({"session-timeout-out-of-bounds", "heartbeat-not-below-session",
+                                    "heartbeat-above-third"})
 
 
 def _derived_labels(dr: Draft) -> None:
@@ -190,9 +192,13 @@ def _derived_labels(dr: Draft) -> None:
         return
     entries = dr.push.entries
     protocol = entries.get("group.protocol")
-    if protocol is not None and protocol.value == "consumer" and not protocol.is_default and any(
-            k in entries and not entries[k].is_default for k in _CLASSIC_KEYS):
-        dr.expected.add("consumer-protocol-ignores-classic-keys")
+    if protocol is not None and protocol.value == "consumer" and not protocol.is_default:
+        # KIP-848: the broker owns the session (group.consumer.session.timeout.ms, heartbeat interval) and the
+        # assignment; the client's classic keys never reach a join, so their classic-protocol rules cannot apply
+        # (a fault planted before a group's migration set group.protocol=consumer).
+        dr.expected -= _CLASSIC_SESSION_RULES
+        if any(k in entries and not entries[k].is_default for k in _CLASSIC_KEYS):
+            dr.expected.add("consumer-protocol-ignores-classic-keys")
 
 
 def _outlier(rng: random.Random, dr: Draft) -> None:
