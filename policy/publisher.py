@@ -243,11 +243,13 @@ class EventPublisher:
                         "while it is away", self._bootstrap)
 
     def _next(self, producer: KafkaProducer) -> tuple[str, bytes, bytes, int] | None:
-        """The oldest buffered event; None once closing and drained. Checks the link while it waits."""
+        """The oldest buffered event (not while the link is lost); None once closing and drained."""
         while True:
             self._check_link(producer)
             with self._lock:
-                if self._buffer:
+                # While Kafka is away, events wait here, in the byte-bounded buffer, not in the producer's
+                # accumulator (where they would fail after its delivery timeout); at close they go regardless.
+                if self._buffer and (not self._link_lost() or self._closing.is_set()):
                     item = self._buffer.popleft()
                     self._bytes -= item[3]
                     return item

@@ -102,6 +102,8 @@ def test_row1_a_broker_outage_is_reported_and_pushes_are_accepted_again_after_it
             assert during.status == "failed" and not during.delivered and during.throttle_ms >= 1000, during
             with raw_connect(gw.address) as sock:  # handshakes are served (their events wait in the buffer)
                 assert _hello(sock, client_id="handshake-during") == NONE
+            eventually(lambda: health(gw)[1]["publisher"]["buffered"] == 2 or None, timeout_s=30,
+                       message="the handshake's two events held in the byte-bounded buffer, not failed")
 
             broker.start()
             eventually(lambda: health(gw)[0] == 200 or None, timeout_s=60, message="recovery on /healthz")

@@ -131,22 +131,26 @@ def test_a_tuning_a_sizeable_share_uses_is_not_an_outlier() -> None:
     obs = pd.DataFrame({"value": [65536.0] * 80 + [1048576.0] * 20})
     raw, _, _ = score_group("apache-kafka-java/consumer/v4", "receive.buffer.bytes", obs, PeerState())
     assert raw.empty
-    # The same value used by one peer in a hundred is rare and 1.2 decades out: flagged.
+    # The same value used by one peer in a hundred is rare, but 16x (1.2 decades) is a tuning, not a slip.
     obs = pd.DataFrame({"value": [65536.0] * 99 + [1048576.0]})
+    assert score_group("apache-kafka-java/consumer/v4", "receive.buffer.bytes", obs, PeerState())[0].empty
+    # 1,024x (a size in KiB typed as bytes the other way round): rare and 3 decades out, flagged.
+    obs = pd.DataFrame({"value": [65536.0] * 99 + [67108864.0]})
     raw, _, _ = score_group("apache-kafka-java/consumer/v4", "receive.buffer.bytes", obs, PeerState())
     assert raw["row"].tolist() == [99]
     assert raw["evidence"][0]["peers_near_value"] == 1 and raw["evidence"][0]["peer_iqr"] == [65500, 65500]
 
 
 def test_rare_but_close_is_not_an_outlier_and_spread_peers_widen_the_fences() -> None:
-    close = pd.DataFrame({"value": [16384.0] * 99 + [65536.0]})  # 0.6 decades: within the one-decade floor
+    close = pd.DataFrame({"value": [16384.0] * 99 + [65536.0]})  # 0.6 decades: within the 1.5-decade floor
     assert score_group("g", "batch.size", close, PeerState())[0].empty
     bimodal = pd.DataFrame({"value": [65536.0] * 60 + [1048576.0] * 40 + [1_500_000.0]})
     assert score_group("g", "receive.buffer.bytes", bimodal, PeerState())[0].empty  # next to the 1 MiB crowd
 
 
 def test_rarity_is_a_share_once_the_fleet_is_large() -> None:
-    values = [16384.0] * 290 + [262144.0] * 6 + [4_000_000.0] * 4  # 6/300 = 2%: rare; 4 copies: rare too
+    # 6/300 = 2% at 64x and 4 copies at 244x: both rare and far; 6 at 16x: rare but a tuning.
+    values = [16384.0] * 284 + [262144.0] * 6 + [1_048_576.0] * 6 + [4_000_000.0] * 4
     raw, _, _ = score_group("g", "batch.size", pd.DataFrame({"value": values}), PeerState())
     assert sorted(raw["row"].tolist()) == list(range(290, 300))
     values = [16384.0] * 270 + [262144.0] * 30  # 10% use 256 KiB on purpose

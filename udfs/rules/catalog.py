@@ -218,9 +218,10 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "earlier waits in the state, while no other lies near it, and is judged then). Flagged when at "
              "most 2% of the peer values are within 0.05 decades of "
              "the value (a setting a sizeable share uses on purpose, such as a 1 MiB receive.buffer.bytes, "
-             "is a tuning) and it lies outside Tukey's fences on the log10 scale with a floor of one order "
-             "of magnitude (q1/q3 -+ max(1.5 IQR, 1 decade)), so a fleet on one default does not make every "
-             "other value infinitely far. Sentinels are never counted or flagged: values <= 0 (-1 OS default "
+             "is a tuning) and it lies outside Tukey's fences on the log10 scale with a floor of 1.5 orders "
+             "of magnitude (q1/q3 -+ max(1.5 IQR, 1.5 decades)), so a fleet on one default does not make every "
+             "other value infinitely far and a deliberate tuning of up to ~32x (linger.ms 5 -> 100) is not "
+             "flagged, while unit slips (1,000x) are. Sentinels are never counted or flagged: values <= 0 (-1 OS default "
              "of send/receive.buffer.bytes, 0 linger.ms, -1 never) and Integer/Long.MAX_VALUE (unbounded).",
              "configwatch fleet statistics over a mergeable log-scale histogram (Tukey's fences on "
              "log10 values, relative frequency); Kafka documentation, Producer/Consumer Configs (sentinels)",

@@ -20,9 +20,13 @@ is an outlier only when all of these hold (every count includes this batch):
   decades of it (a setting a sizeable share of the fleet uses, such as a 1 MiB
   ``receive.buffer.bytes``, is a tuning, not an anomaly);
 * far: it lies outside Tukey's fences on the log scale, ``q1 - k`` .. ``q3 + k`` with
-  ``k = max(IQR_K * (q3 - q1), MIN_LOG_DISTANCE)``: at least an order of magnitude
-  beyond the middle half of the peers, more when they are spread (a zero spread,
-  all peers on one default, no longer makes every other value infinitely far).
+  ``k = max(IQR_K * (q3 - q1), MIN_LOG_DISTANCE)``: at least 1.5 orders of magnitude
+  (about 32x) beyond the middle half of the peers, more when they are spread (a zero
+  spread, all peers on one default, no longer makes every other value infinitely
+  far). Deliberate tunings move a setting by powers of two up to about 32x from its
+  default (``linger.ms`` 5 -> 100, ``batch.size`` 16 KiB -> 512 KiB); the slips this
+  rule is for (milliseconds for seconds, bytes for kilobytes, a digit too many) are
+  1,000x and more.
 
 Only documented numeric keys of the push's profile count (types INT, LONG, SHORT,
 DOUBLE; not acks; not KIP-sensitive). Sentinels are modes, not magnitudes, so they
@@ -55,7 +59,7 @@ MIN_PEERS = 50  # 1 / RARE_SHARE: the fewest values among which one value is at 
 PENDING_COLUMNS = (*IDENTITY_FIELDS, "timestamp_ms", SUBJECT)  # what a pending value's finding needs
 RARE_RADIUS = 0.05  # decades: values within about 12% count as the same setting
 IQR_K = 1.5
-MIN_LOG_DISTANCE = 1.0
+MIN_LOG_DISTANCE = 1.5  # decades: see "far" above
 _UNBOUNDED = (float(2**31 - 1), float(2**63 - 1))
 BUCKET_WIDTH = 0.001
 MAX_BUCKETS = 512
