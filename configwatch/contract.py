@@ -33,6 +33,8 @@ __all__ = [
     "SOFTWARE_MAX_CHARS",
     "SOFTWARE_PATTERN",
     "UNKNOWN_SOFTWARE",
+    "USAGE",
+    "USAGE_TOPIC",
     "FieldSpec",
     "config_type_from_id",
     "is_valid_software",
@@ -44,12 +46,14 @@ INPUT_TOPIC: Final = "client-configs"
 ALERTS_TOPIC: Final = "client-config-alerts"
 QUARANTINE_TOPIC: Final = "client-config-quarantine"
 GAUGES_TOPIC: Final = "client-version-gauges"
+USAGE_TOPIC: Final = "client-version-usage"
 
 # The job's outputs (section 2): each has a topic above and a replay sink directory of this name.
 ALERTS: Final = "alerts"
 QUARANTINE: Final = "quarantine"
 GAUGES: Final = "gauges"
-OUTPUT_KINDS: Final = (ALERTS, QUARANTINE, GAUGES)
+USAGE: Final = "usage"  # request versions per software name and version (gateway proxy mode); rides with gauges
+OUTPUT_KINDS: Final = (ALERTS, QUARANTINE, GAUGES, USAGE)
 
 CONFIG_PUSH: Final = "config_push"
 CONNECTION_OPENED: Final = "connection_opened"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from configwatch.contract import (
     CONFIG_PUSH,
@@ -30,6 +30,7 @@ __all__ = [
     "Finding",
     "Gauge",
     "QuarantineRecord",
+    "VersionUsage",
     "validate_event",
 ]
 
@@ -285,6 +286,61 @@ class Gauge:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def to_json(self) -> str:
+        return _json(self.to_dict())
+
+
+@dataclass(frozen=True, slots=True)
+class VersionUsage:
+    """What the connections of one client software name and version sent through a proxying gateway.
+
+    ``request_versions``: (API key, version, connections that sent it) for every pair seen;
+    ``connections``: connections closed with their usage recorded; ``client_instances``: distinct
+    instance ids among them, of which ``client_instance_ids`` lists up to 50; ``overflow``: requests
+    not recorded because a connection's set was full. Keyed like a gauge, never deleted.
+    """
+
+    client_software_name: str
+    client_software_version: str
+    request_versions: tuple[tuple[int, int, int], ...]
+    connections: int
+    client_instances: int
+    client_instance_ids: tuple[str, ...]
+    updated_at_ms: int
+    overflow: int = 0
+
+    MAX_INSTANCE_IDS: ClassVar[int] = 50
+
+    @property
+    def key(self) -> str:
+        """Kafka record key on the compacted usage topic (the gauge key)."""
+        return f"{self.client_software_name}/{self.client_software_version}"
+
+    @property
+    def pairs(self) -> frozenset[tuple[int, int]]:
+        return frozenset((k, v) for k, v, _ in self.request_versions)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> VersionUsage:
+        return cls(d["client_software_name"], d["client_software_version"],
+                   tuple((int(r["api_key"]), int(r["version"]), int(r["connections"]))
+                         for r in d["request_versions"]),
+                   int(d["connections"]), int(d["client_instances"]), tuple(d["client_instance_ids"]),
+                   int(d["updated_at_ms"]), int(d.get("overflow") or 0))
+
+    @classmethod
+    def from_json(cls, data: str | bytes) -> VersionUsage:
+        return cls.from_dict(json.loads(data))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"client_software_name": self.client_software_name,
+                "client_software_version": self.client_software_version,
+                "request_versions": [{"api_key": k, "version": v, "connections": n}
+                                     for k, v, n in self.request_versions],
+                "connections": self.connections, "client_instances": self.client_instances,
+                "client_instance_ids": list(self.client_instance_ids), "updated_at_ms": self.updated_at_ms,
+                "overflow": self.overflow}
 
     def to_json(self) -> str:
         return _json(self.to_dict())

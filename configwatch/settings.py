@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from configwatch.contract import ALERTS_TOPIC, GAUGES_TOPIC, INPUT_TOPIC, QUARANTINE_TOPIC
+from configwatch.contract import ALERTS_TOPIC, GAUGES_TOPIC, INPUT_TOPIC, QUARANTINE_TOPIC, USAGE_TOPIC
 from configwatch.errors import UsageError
 from configwatch.paths import cache_dir, default_checkpoint_root
 from configwatch.secrets import SecretStr
@@ -45,7 +45,7 @@ class Settings:
 
     bootstrap_servers: str | None = setting(
         None, "Kafka bootstrap servers (host:port,...); default: start the embedded local broker",
-        commands=("run", "demo", "gateway", "simulate", "dashboard"), metavar="HOSTS")
+        commands=("run", "demo", "gateway", "simulate", "dashboard", "report"), metavar="HOSTS")
     input_topic: str = setting(INPUT_TOPIC, "topic holding the contract's input events",
                                commands=("run", "demo", "gateway", "simulate", "dashboard"), metavar="TOPIC")
     kafka_home: Path = setting(None, "directory of the local broker's config, data and log "
@@ -67,6 +67,9 @@ class Settings:
                                 commands=("dashboard", "run", "demo"), metavar="TOPIC")
     alerts_topic: str = setting(ALERTS_TOPIC, "topic of findings (alerts)", commands=("dashboard", "run", "demo"),
                                 metavar="TOPIC")
+    usage_topic: str = setting(USAGE_TOPIC, "compacted topic of request versions per client software name and "
+                               "version (gateway proxy mode)", commands=("dashboard", "run", "demo", "report"),
+                               metavar="TOPIC")
     # -- the streaming job (configwatch run); see docs/operations.md
     quarantine_topic: str = setting(QUARANTINE_TOPIC, "topic of quarantined (invalid) input records",
                                     commands=("run", "demo"), metavar="TOPIC")

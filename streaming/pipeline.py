@@ -161,7 +161,7 @@ class TotalsStep(StatefulProcessor):
     """Second keyed step (``udfs.steps.second_step``): records on, gauge keys fold their deltas."""
 
     def init(self, handle: StatefulProcessorHandle) -> None:
-        self._state = _SparkState(handle, ("totals", "instances"))
+        self._state = _SparkState(handle, ("totals", "instances", "usage", "usage_instances", "usage_totals"))
 
     def handleInputRows(  # noqa: N802 - PySpark's name
             self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues,  # noqa: N803

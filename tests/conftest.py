@@ -95,3 +95,20 @@ def eventually(check: Callable[[], T | None], *, timeout_s: float = 60.0, interv
 
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+@pytest.fixture(scope="session")
+def roundtrip_classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``tests/jvm/ProxyRoundTrip.java`` compiled against kafka-clients (run it with a release's jars)."""
+    import shutil
+    import subprocess
+
+    from configwatch import jars
+
+    if shutil.which("javac") is None:
+        pytest.fail("javac is needed (OpenJDK 17, scripts/system-deps.sh installs it)")
+    out = tmp_path_factory.mktemp("proxy-roundtrip")
+    classpath = ":".join(str(p) for p in jars.client_jars("3.9.0"))
+    source = Path(__file__).parent / "jvm" / "ProxyRoundTrip.java"
+    subprocess.run(["javac", "-d", str(out), "-cp", classpath, str(source)], check=True, capture_output=True)
+    return out

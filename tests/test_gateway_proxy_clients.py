@@ -11,7 +11,6 @@ and version, with a ``connection_closed`` for every ``connection_opened``.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -39,7 +38,6 @@ pytestmark = pytest.mark.kafka
 
 COUNT = 60
 JAVA_RELEASES = ("3.9.0", "4.3.1")
-ROUNDTRIP = Path(__file__).parent / "jvm" / "ProxyRoundTrip.java"
 SOFTWARE_GAUGE = "configwatch_gateway_client_software_connections"
 
 
@@ -162,16 +160,6 @@ def test_confluent_kafka_produces_consumes_and_commits_through_the_proxy(kafka_b
     _assert_on_broker(kafka_bootstrap, topic)
     version = f"{confluent_kafka.__version__}-rdkafka-{confluent_kafka.libversion()[0]}"
     _assert_identity(kafka_bootstrap, events_topic, ports, "confluent-kafka-python", version, "proxy-ck")
-
-
-@pytest.fixture(scope="module")
-def roundtrip_classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("javac") is None:
-        pytest.fail("javac is needed (OpenJDK 17, scripts/system-deps.sh installs it)")
-    out = tmp_path_factory.mktemp("proxy-roundtrip")
-    classpath = ":".join(str(p) for p in jars.client_jars(JAVA_RELEASES[0]))
-    subprocess.run(["javac", "-d", str(out), "-cp", classpath, str(ROUNDTRIP)], check=True, capture_output=True)
-    return out
 
 
 @pytest.mark.parametrize("release", JAVA_RELEASES)

@@ -99,7 +99,8 @@ def test_the_report_lists_not_ready_first_and_serialises_to_json() -> None:
     assert [c.client_software_name for c in report.not_ready] == ["unknown"]
     document = json.loads(json.dumps(report.to_dict()))
     assert document["clients"][0]["offending"] == [
-        {"api_key": 0, "api": "Produce", "version": 2, "why": "removed", "served": [3, 12]}]
+        {"api_key": 0, "api": "Produce", "version": 2, "why": "removed", "served": [3, 12],
+         "text": "Produce v2 (removed; the target serves v3-v12)"}]
     with pytest.raises(dataclasses.FrozenInstanceError):
         report.clients[0].status = "ready"  # type: ignore[misc]
 

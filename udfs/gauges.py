@@ -83,7 +83,7 @@ DEFAULT_BUCKETS: Final = 64
 # What the transition reads from the decoded stream (partition/offset may be null).
 INPUT_COLUMNS: Final = (
     "event", "timestamp_ms", "connection_id", "client_instance_id",
-    "client_software_name", "client_software_version", "partition", "offset",
+    "client_software_name", "client_software_version", "partition", "offset", "request_versions",
 )
 _ORDER: Final = ["timestamp_ms", "partition", "offset"]
 
@@ -145,6 +145,7 @@ class Delta(NamedTuple):
     instance: str | None
     change: int
     expired: bool = False
+    usage: str | None = None  # on a close: the request versions the connection sent (encode_usage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,10 +200,11 @@ def step_bucket(events: pd.DataFrame, conns: Mapping[str, Conn], markers: Mappin
         ms = marks.get(cid, markers.get(cid))
         return ms if ms is not None and ms >= horizon else None
 
-    for event, ts, cid, name, version, instance in zip(
+    usages = events["request_versions"].tolist() if "request_versions" in events else [None] * len(events)
+    for event, ts, cid, name, version, instance, usage in zip(
         events["event"].tolist(), events["timestamp_ms"].astype("int64").tolist(),
         events["connection_id"].tolist(), events["client_software_name"].tolist(),
-        events["client_software_version"].tolist(), events["client_instance_id"].tolist(), strict=True,
+        events["client_software_version"].tolist(), events["client_instance_id"].tolist(), usages, strict=True,
     ):
         conn = current(cid)
         if conn is not None:
@@ -211,7 +213,8 @@ def step_bucket(events: pd.DataFrame, conns: Mapping[str, Conn], markers: Mappin
             if event == CONNECTION_CLOSED:
                 live[cid] = None
                 marks[cid] = ts
-                deltas.append(Delta(conn.name, conn.version, conn.instance, -1))
+                deltas.append(Delta(conn.name, conn.version, conn.instance, -1,
+                                    usage=usage if isinstance(usage, str) else None))
             else:  # a repeated open or any other event of an open connection: only the lease moves
                 live[cid] = conn._replace(last_event_ms=max(conn.last_event_ms, ts), seen_ms=now_ms)
             continue

@@ -42,12 +42,14 @@ from configwatch.contract import (
     OUTPUT_KINDS,
     QUARANTINE,
     SCHEMA_VERSION,
+    USAGE,
 )
 from configwatch.records import Gauge
 from configwatch.secrets import SecretStr
 from udfs.gauges import GaugeConfig, bucket_of, gauge_key, masked_texts
 from udfs.rules.findings import contract_json
 from udfs.rules.stateful import OBSERVATION_SCHEMA, PASS, pass_key, prepare
+from udfs.upgrade.usage import encode_usage
 
 __all__ = [
     "CONN",
@@ -76,6 +78,7 @@ ROUTED_SCHEMA: Final = pa.schema([
     pa.field("event", pa.string()),
     pa.field("partition", pa.int64()),
     pa.field("offset", pa.int64()),
+    pa.field("request_versions", pa.string()),  # a close's usage (udfs.upgrade.usage.encode_usage)
 ])
 # Stage 1 output / stage 2 input: pass rows (kind, out_key, value) or gauge deltas.
 MID_SCHEMA: Final = pa.schema([
@@ -88,6 +91,7 @@ MID_SCHEMA: Final = pa.schema([
     ("instance", pa.string()),
     ("change", pa.int64()),
     ("expired", pa.bool_()),
+    ("usage", pa.string()),  # a closing connection's usage, on its -1 delta
 ])
 # What the job writes: one record of one output kind. ``tombstone``: a null value on Kafka.
 FINAL_SCHEMA: Final = pa.schema([
@@ -170,7 +174,20 @@ def _gauge_rows(valid: pa.Table, config: GaugeConfig) -> pa.Table:
                                                 config.fingerprint_key),
         "partition": partition,
         "offset": offset,
+        "request_versions": _usage_column(events),
     }, n, ROUTED_SCHEMA)
+
+
+def _usage_column(events: pa.Table) -> list[str | None]:
+    """Per event, a ``connection_closed``'s request versions as one string (None elsewhere)."""
+    n = events.num_rows
+    if "request_versions" not in events.column_names:
+        return [None] * n
+    overflow = (events.column("request_versions_overflow").to_pylist()
+                if "request_versions_overflow" in events.column_names else [None] * n)
+    return [encode_usage(pairs, over) if event == CONNECTION_CLOSED else None
+            for event, pairs, over in zip(events.column("event").to_pylist(),
+                                          events.column("request_versions").to_pylist(), overflow, strict=True)]
 
 
 def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,
@@ -189,7 +206,7 @@ def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,
             kind = pa.array([ALERTS] * observed.num_rows, pa.string())
             parts.append(_table({**{n: observed.column(n) for n in observed.column_names}, "kind": kind},
                                 observed.num_rows, ROUTED_SCHEMA))
-    if GAUGES in kinds:
+    if GAUGES in kinds or USAGE in kinds:  # one pass over the connection events gives both
         parts.append(_gauge_rows(valid, gauges))
     return pa.concat_tables(parts) if parts else ROUTED_SCHEMA.empty_table()
 

@@ -21,7 +21,8 @@ from typing import Any, Final, Protocol
 
 import pandas as pd
 
-from configwatch.contract import GAUGES
+from configwatch.contract import GAUGES, USAGE
+from configwatch.records import VersionUsage
 from configwatch.secrets import SecretStr
 from udfs.gauges import (
     INPUT_COLUMNS,
@@ -39,6 +40,7 @@ from udfs.gauges import (
 )
 from udfs.pipeline import CONN, FINAL_SCHEMA, MID_SCHEMA, finding_rows, gauge_route, gauge_value
 from udfs.rules.stateful import PASS, step
+from udfs.upgrade.usage import decode_usage
 
 __all__ = ["STATE_SCHEMAS", "KeyedState", "expire_step", "first_step", "second_step"]
 
@@ -51,6 +53,9 @@ STATE_SCHEMAS: Final = {
     "clock": ("value", "clock_ms long, expired_total long, markers_written long, markers_live long"),
     "totals": ("value", "connections long, instances long"),
     "instances": ("map", "instance string", "connections long"),
+    "usage": ("map", "pair string", "connections long"),
+    "usage_instances": ("map", "instance string", "connections long"),
+    "usage_totals": ("value", "connections long, instances long, overflow long"),
 }
 
 
@@ -84,7 +89,7 @@ def _deltas(deltas: list[Delta]) -> pd.DataFrame:
     return _mid({"route": [gauge_route(d.name, d.version) for d in deltas], "kind": GAUGES,
                  "name": [d.name for d in deltas], "version": [d.version for d in deltas],
                  "instance": [d.instance for d in deltas], "change": [d.change for d in deltas],
-                 "expired": [d.expired for d in deltas]})
+                 "expired": [d.expired for d in deltas], "usage": [d.usage for d in deltas]})
 
 
 def _clock(state: KeyedState) -> tuple[int, int, int, int]:
@@ -175,8 +180,14 @@ def second_step(frame: pd.DataFrame, state: KeyedState, now_ms: int) -> Iterator
     if not len(gauges):
         return
     name, version = str(gauges["name"].iloc[0]), str(gauges["version"].iloc[0])
-    deltas = [Delta(name, version, i if isinstance(i, str) else None, int(c), bool(e))
-              for i, c, e in zip(gauges["instance"], gauges["change"], gauges["expired"], strict=True)]
+    deltas = [Delta(name, version, i if isinstance(i, str) else None, int(c), bool(e),
+                    u if isinstance(u, str) else None)
+              for i, c, e, u in zip(gauges["instance"], gauges["change"], gauges["expired"], gauges["usage"],
+                                    strict=True)]
+    usage = _usage(name, version, [d for d in deltas if d.usage is not None], state, now_ms)
+    if usage is not None:
+        yield pd.DataFrame({"kind": [USAGE], "key": [usage.key], "value": [usage.to_json()], "tombstone": [False]},
+                           columns=FINAL_SCHEMA.names)
     stored = state.get("totals")
     totals = Totals(int(stored[0]), int(stored[1])) if stored else Totals()
     refs = {}
@@ -196,3 +207,38 @@ def second_step(frame: pd.DataFrame, state: KeyedState, now_ms: int) -> Iterator
     if row is not None:
         yield pd.DataFrame({"kind": [GAUGES], "key": [row["key"]], "value": [gauge_value(row)],
                             "tombstone": [bool(row["removed"])]}, columns=FINAL_SCHEMA.names)
+
+
+def _usage(name: str, version: str, closes: list[Delta], state: KeyedState, now_ms: int) -> VersionUsage | None:
+    """Fold closes with usage into the key's usage state; the updated record, or None when there were none."""
+    if not closes:
+        return None
+    stored = state.get("usage_totals")
+    connections, instances, overflow = (int(stored[0]), int(stored[1]), int(stored[2])) if stored else (0, 0, 0)
+    counts: dict[str, int] = {}
+    for delta in closes:
+        assert delta.usage is not None
+        pairs, over = decode_usage(delta.usage)
+        connections, overflow = connections + 1, overflow + over
+        for k, v in pairs:
+            pair = f"{k}:{v}"
+            if pair not in counts:
+                seen = state.map_get("usage", pair)
+                counts[pair] = int(seen[0]) if seen is not None else 0
+            counts[pair] += 1
+        if delta.instance is not None:
+            seen = state.map_get("usage_instances", delta.instance)
+            if seen is None:
+                instances += 1
+            state.map_put("usage_instances", delta.instance, ((int(seen[0]) if seen is not None else 0) + 1,))
+    for pair, n in counts.items():
+        state.map_put("usage", pair, (n,))
+    state.put("usage_totals", (connections, instances, overflow))
+    rows = sorted((int(k), int(v), int(n[0])) for (k, _, v), n in
+                  ((pair.partition(":"), n) for pair, n in state.map_items("usage")))
+    ids = []
+    for instance, _ in state.map_items("usage_instances"):
+        ids.append(instance)
+        if len(ids) == VersionUsage.MAX_INSTANCE_IDS:
+            break
+    return VersionUsage(name, version, tuple(rows), connections, instances, tuple(sorted(ids)), now_ms, overflow)

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from configwatch.cli import dashboard_cmd, demo_cmd, gateway_cmd, kafka_cmd, run_cmd, simulate_cmd
+from configwatch.cli import dashboard_cmd, demo_cmd, gateway_cmd, kafka_cmd, report_cmd, run_cmd, simulate_cmd
 from configwatch.settings import Settings
 
 __all__ = ["COMMANDS", "Command"]
@@ -32,6 +32,8 @@ COMMANDS: tuple[Command, ...] = (
             dashboard_cmd.__doc__ or "", dashboard_cmd.add_arguments, dashboard_cmd.run),
     Command("gateway", "run the PushConfig gateway (the broker side of the KIP)",
             gateway_cmd.__doc__ or "", gateway_cmd.add_arguments, gateway_cmd.run),
+    Command("report", "reports from what the job keeps: upgrade readiness against a broker release",
+            report_cmd.__doc__ or "", report_cmd.add_arguments, report_cmd.run),
     Command("simulate", "drive a simulated fleet of clients pushing their configurations",
             simulate_cmd.__doc__ or "", simulate_cmd.add_arguments, simulate_cmd.run),
 )

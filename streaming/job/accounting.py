@@ -13,7 +13,7 @@ from typing import Any
 
 from pyspark.accumulators import AccumulatorParam
 
-from configwatch.contract import ALERTS, GAUGES, OUTPUT_KINDS, QUARANTINE
+from configwatch.contract import ALERTS, GAUGES, OUTPUT_KINDS, QUARANTINE, USAGE
 
 __all__ = ["BatchReport", "StatsParam", "diff_stats", "new_stats_accumulator"]
 
@@ -51,7 +51,7 @@ def diff_stats(now: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-_COUNTS_AS = {ALERTS: "findings", QUARANTINE: "quarantined", GAUGES: "gauge updates"}
+_COUNTS_AS = {ALERTS: "findings", QUARANTINE: "quarantined", GAUGES: "gauge updates", USAGE: "usage updates"}
 
 
 @dataclass

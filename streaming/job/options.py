@@ -115,7 +115,7 @@ class JobOptions:
             checkpoint_root=Path(settings.checkpoint_dir),
             input_topic=settings.input_topic,
             topics={"alerts": settings.alerts_topic, "quarantine": settings.quarantine_topic,
-                    "gauges": settings.gauges_topic},
+                    "gauges": settings.gauges_topic, "usage": settings.usage_topic},
             starting_offsets=settings.starting_offsets,
             max_offsets_per_trigger=settings.max_offsets_per_trigger,
             max_files_per_trigger=settings.max_files_per_trigger,

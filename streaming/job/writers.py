@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
-from configwatch.contract import GAUGES, OUTPUT_KINDS
+from configwatch.contract import GAUGES, OUTPUT_KINDS, USAGE
 from sinks.base import SinkRecord
 from sinks.files import FilesSink
 from sinks.kafka import ensure_topic
@@ -51,7 +51,7 @@ class Output(Protocol):
 
 @dataclass(frozen=True)
 class KafkaOutput:
-    """Every kind to its topic through Spark's Kafka sink; the gauges topic compacted."""
+    """Every kind to its topic through Spark's Kafka sink; the gauges and usage topics compacted."""
 
     bootstrap_servers: str
     topics: Mapping[str, str]  # kind -> topic
@@ -62,7 +62,7 @@ class KafkaOutput:
 
     def prepare(self) -> None:
         for kind, topic in self.topics.items():
-            ensure_topic(self.bootstrap_servers, topic, compact=kind == GAUGES)
+            ensure_topic(self.bootstrap_servers, topic, compact=kind in (GAUGES, USAGE))
 
     def write(self, frame: DataFrame, epoch_id: int, kinds: Iterable[str]) -> None:
         from pyspark.sql import functions as F

@@ -221,8 +221,9 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "is a tuning) and it lies outside Tukey's fences on the log10 scale with a floor of 1.5 orders "
              "of magnitude (q1/q3 -+ max(1.5 IQR, 1.5 decades)), so a fleet on one default does not make every "
              "other value infinitely far and a deliberate tuning of up to ~32x (linger.ms 5 -> 100) is not "
-             "flagged, while unit slips (1,000x) are. Sentinels are never counted or flagged: values <= 0 (-1 OS default "
-             "of send/receive.buffer.bytes, 0 linger.ms, -1 never) and Integer/Long.MAX_VALUE (unbounded).",
+             "flagged, while unit slips (1,000x) are. Sentinels are never counted or flagged: values <= 0 "
+             "(-1 OS default of send/receive.buffer.bytes, 0 linger.ms, -1 never) and Integer/Long.MAX_VALUE "
+             "(unbounded).",
              "configwatch fleet statistics over a mergeable log-scale histogram (Tukey's fences on "
              "log10 values, relative frequency); Kafka documentation, Producer/Consumer Configs (sentinels)",
              stateful=True),

@@ -41,9 +41,15 @@ class Request:
     why: str
     served: tuple[int, int] | None
 
+    def describe(self) -> str:
+        """``Produce v2 (removed; the target serves v3-v12)``: one line for a table or a page."""
+        if self.served is None:
+            return f"{self.api_name} v{self.version} (not served by the target)"
+        return f"{self.api_name} v{self.version} ({self.why}; the target serves v{self.served[0]}-v{self.served[1]})"
+
     def to_dict(self) -> dict[str, Any]:
         return {"api_key": self.api_key, "api": self.api_name, "version": self.version, "why": self.why,
-                "served": list(self.served) if self.served else None}
+                "served": list(self.served) if self.served else None, "text": self.describe()}
 
 
 @dataclass(frozen=True, slots=True)

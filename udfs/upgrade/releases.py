@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from importlib import resources
 from types import MappingProxyType
 
+from configwatch.errors import ConfigwatchError
+
 __all__ = ["BrokerRelease", "ServedApi", "UnknownReleaseError", "api_name", "broker_release", "broker_releases"]
 
 log = logging.getLogger(__name__)
@@ -28,7 +30,7 @@ log = logging.getLogger(__name__)
 _RELEASE = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)*$")
 
 
-class UnknownReleaseError(ValueError):
+class UnknownReleaseError(ConfigwatchError, ValueError):
     """A target release the data does not describe."""
 
 

@@ -1,21 +1,26 @@
 """Per client software name and version: the request versions its connections sent, from contract events.
 
-``ClientUsage`` is the row readiness works on; the streaming job keeps the same
-facts incrementally. ``usage_from_events`` folds a batch of events (a replay
-file, a test's topic) into those rows: only ``connection_closed`` events with
-``request_versions`` (a gateway in proxy mode) carry usage; others are skipped.
+``ClientUsage`` is the row readiness works on. The streaming job keeps the same
+facts incrementally and writes them as ``configwatch.records.VersionUsage``
+records (``usage_from_records`` turns those into rows); ``usage_from_events``
+folds a batch of events (a replay file, a test's topic) into rows directly. Only
+``connection_closed`` events with ``request_versions`` (a gateway in proxy mode)
+carry usage. ``encode_usage``/``decode_usage`` carry one close's pairs through
+the job's keyed steps as one string.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from configwatch.contract import CONNECTION_CLOSED
-from configwatch.records import Event
+from configwatch.records import Event, VersionUsage
 
-__all__ = ["ClientUsage", "usage_from_events"]
+__all__ = ["ClientUsage", "decode_usage", "encode_usage", "usage_from_events", "usage_from_records"]
 
 log = logging.getLogger(__name__)
 
@@ -62,3 +67,25 @@ def usage_from_events(events: Iterable[Event]) -> tuple[ClientUsage, ...]:
     return tuple(ClientUsage(name, version, frozenset(row.pairs), len(row.connections), frozenset(row.instances),
                              row.overflow)
                  for (name, version), row in sorted(acc.items()))
+
+
+def usage_from_records(records: Iterable[VersionUsage]) -> tuple[ClientUsage, ...]:
+    """The job's usage records (the latest per key) as rows, sorted by name and version."""
+    return tuple(ClientUsage(r.client_software_name, r.client_software_version, r.pairs, r.connections,
+                             frozenset(r.client_instance_ids), r.overflow)
+                 for r in sorted(records, key=lambda r: (r.client_software_name, r.client_software_version)))
+
+
+def encode_usage(pairs: Any, overflow: Any) -> str | None:
+    """One close's ``request_versions`` (decoded: a list of ``{api_key, version}``) and overflow as a string;
+    None when the close carries no usage (``request_versions`` absent)."""
+    if pairs is None:
+        return None
+    flat = sorted({(int(p["api_key"]), int(p["version"])) for p in pairs})
+    return json.dumps({"p": flat, "o": int(overflow or 0)}, separators=(",", ":"))
+
+
+def decode_usage(text: str) -> tuple[list[tuple[int, int]], int]:
+    """What ``encode_usage`` wrote: the sorted pairs and the overflow."""
+    doc = json.loads(text)
+    return [(int(k), int(v)) for k, v in doc["p"]], int(doc["o"])

@@ -1,0 +1,104 @@
+"""Reports from what the streaming job keeps.
+
+  configwatch report upgrade --target 4.0          which clients break on a 4.0 broker (a table)
+  configwatch report upgrade --target 4.0 --json   the same as JSON
+
+Reads the compacted usage topic (``--usage-topic``, the job's per-version request
+versions, written when the gateway runs in proxy mode) to its end and judges each
+client software name and version against the target broker release from the
+request versions its connections really sent (docs/upgrade.md). Exit code 0, or
+3 with ``--fail-if-not-ready`` when a client is not ready.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from kafka import KafkaConsumer, TopicPartition
+from kafka.errors import KafkaError
+
+from configwatch.errors import ConfigwatchError
+from configwatch.localkafka import LocalKafka
+from configwatch.records import VersionUsage
+from configwatch.settings import Settings
+from udfs.upgrade.readiness import ClientReadiness, UpgradeReadiness, check_readiness
+from udfs.upgrade.releases import broker_release, broker_releases
+from udfs.upgrade.usage import usage_from_records
+
+__all__ = ["add_arguments", "read_usage", "render_table", "run"]
+
+_READ_TIMEOUT_S = 30.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("report", choices=("upgrade",), help="which report")
+    parser.add_argument("--target", required=True,
+                        help=f"the broker release to judge against ({', '.join(broker_releases())})")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--fail-if-not-ready", action="store_true", help="exit 3 when a client is not ready")
+
+
+def read_usage(bootstrap_servers: str, topic: str, timeout_s: float = _READ_TIMEOUT_S) -> list[VersionUsage]:
+    """The latest usage record per key on the compacted ``topic``, read from its start to its end now."""
+    try:
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, enable_auto_commit=False,
+                                 client_id="configwatch-report", bootstrap_timeout_ms=int(timeout_s * 1000))
+    except KafkaError as exc:
+        raise ConfigwatchError(f"cannot read {topic!r}: no Kafka broker answered at {bootstrap_servers} "
+                               f"({type(exc).__name__})") from exc
+    try:
+        partitions = consumer.partitions_for_topic(topic)
+        if not partitions:
+            raise ConfigwatchError(f"no topic {topic!r} at {bootstrap_servers}: has the job run with a gateway "
+                                   "in proxy mode (docs/upgrade.md)?")
+        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        end = consumer.end_offsets(tps)
+        latest: dict[bytes, bytes | None] = {}
+        deadline = time.monotonic() + timeout_s
+        while any(consumer.position(tp) < end[tp] for tp in tps):
+            if time.monotonic() > deadline:
+                raise ConfigwatchError(f"reading {topic!r} did not reach its end within {timeout_s:.0f} s")
+            for records in consumer.poll(timeout_ms=500).values():
+                for record in records:
+                    if record.key is not None:
+                        latest[record.key] = record.value
+    finally:
+        consumer.close()
+    return [VersionUsage.from_json(value) for value in latest.values() if value is not None]
+
+
+def _offending(client: ClientReadiness) -> str:
+    return ", ".join(r.describe() for r in client.offending)
+
+
+def render_table(report: UpgradeReadiness) -> str:
+    """The report as a terminal table, not-ready clients first."""
+    head = (f"Upgrade readiness for Apache Kafka {report.target} brokers (request versions from "
+            f"kafka-clients {report.kafka_clients}): {len(report.not_ready)} of {len(report.clients)} client "
+            "versions not ready")
+    rows = [("STATUS", "CLIENT", "VERSION", "CONNECTIONS", "INSTANCES", "OFFENDING REQUESTS")]
+    for c in report.clients:
+        rows.append((c.status.replace("_", " ") + ("" if c.complete else " (partial)"), c.client_software_name,
+                     c.client_software_version, str(c.connections), str(len(c.client_instance_ids)), _offending(c)))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    lines = [head, ""] + ["  ".join(cell.ljust(w) for cell, w in zip(r[:5], widths, strict=True)) + "  " + r[5]
+                          for r in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def run(settings: Settings, args: argparse.Namespace) -> int:
+    target = broker_release(args.target)  # an unknown release fails before anything is read
+    bootstrap = settings.bootstrap_servers
+    if bootstrap is None:
+        running = LocalKafka(settings.kafka_home).info()
+        if running is None:
+            raise ConfigwatchError("no --bootstrap-servers and no local broker running ('configwatch kafka start')")
+        bootstrap = running.bootstrap_servers
+    report = check_readiness(usage_from_records(read_usage(bootstrap, settings.usage_topic)), target)
+    print(json.dumps(report.to_dict(), indent=2) if args.json else render_table(report))
+    return 3 if args.fail_if_not_ready and report.not_ready else 0

@@ -1,0 +1,80 @@
+"""The job's per-version usage (issue 16) through the two keyed steps, in memory (no Spark).
+
+``connection_closed`` events with ``request_versions`` (a proxying gateway) fold into one
+``usage`` record per software name and version: the pairs, with the connections that sent
+each, the connections and instances; the record is never deleted when the connections end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, GAUGES, USAGE
+from configwatch.records import Event, VersionUsage
+from configwatch.secrets import SecretStr
+from udfs.decode import decode_values
+from udfs.memory import MemoryPipeline
+from udfs.upgrade.readiness import check_readiness
+from udfs.upgrade.usage import decode_usage, encode_usage, usage_from_records
+
+KEY = SecretStr("usage-pipeline-test")
+
+
+def _batch(events: list[Event], first_offset: int = 0) -> pa.Table:
+    values = pa.array([e.to_json().encode() for e in events], pa.binary())
+    decoded, _ = decode_values(values)
+    n = decoded.num_rows
+    return (decoded.append_column("topic", pa.array(["client-configs"] * n, pa.string()))
+            .append_column("partition", pa.array([0] * n, pa.int32()))
+            .append_column("offset", pa.array(range(first_offset, first_offset + n), pa.int64())))
+
+
+def _conn(n: int, name: str, version: str, instance: str | None, pairs: Any, t: int = 1_790_000_000_000
+          ) -> list[Event]:
+    cid = f"127.0.0.1:9192-127.0.0.1:{50000 + n}-{n}"
+    common = {"connection_id": cid, "client_software_name": name, "client_software_version": version,
+              "client_instance_id": instance}
+    return [Event(event=CONNECTION_OPENED, timestamp_ms=t + n, **common),
+            Event(event=CONNECTION_CLOSED, timestamp_ms=t + n + 1, request_versions=pairs, **common)]
+
+
+def test_usage_round_trips_through_its_string() -> None:
+    text = encode_usage([{"api_key": 3, "version": 12}, {"api_key": 0, "version": 9}], 2)
+    assert text is not None and decode_usage(text) == ([(0, 9), (3, 12)], 2)
+    assert encode_usage(None, None) is None
+
+
+def test_closes_with_request_versions_fold_into_one_usage_record_per_version() -> None:
+    pipeline = MemoryPipeline(KEY)
+    events = (_conn(1, "kafka-python", "2.0.2", None, ((0, 2), (3, 0), (18, 0)))
+              + _conn(2, "kafka-python", "2.0.2", None, ((0, 2), (18, 0)))
+              + _conn(3, "apache-kafka-java", "4.0.0", "inst-a", ((0, 11), (18, 4))))
+    out = pipeline.process(_batch(events), 1_790_000_100_000)
+    usage = {r.key: VersionUsage.from_json(r.value) for r in out if r.kind == USAGE}
+    assert set(usage) == {"kafka-python/2.0.2", "apache-kafka-java/4.0.0"}
+    old = usage["kafka-python/2.0.2"]
+    assert old.request_versions == ((0, 2, 2), (3, 0, 1), (18, 0, 2))
+    assert (old.connections, old.client_instances, old.client_instance_ids) == (2, 0, ())
+    java = usage["apache-kafka-java/4.0.0"]
+    assert (java.connections, java.client_instances, java.client_instance_ids) == (1, 1, ("inst-a",))
+    # Every connection closed: the gauges are tombstoned, the usage stays (a later batch adds to it).
+    assert all(r.tombstone for r in out if r.kind == GAUGES and r.key == "kafka-python/2.0.2")
+    later = pipeline.process(_batch(_conn(4, "kafka-python", "2.0.2", "inst-b", ((0, 2),), t=1_790_000_200_000),
+                                    100), 1_790_000_300_000)
+    (record,) = [VersionUsage.from_json(r.value) for r in later if r.kind == USAGE]
+    assert record.request_versions == ((0, 2, 3), (3, 0, 1), (18, 0, 2))
+    assert (record.connections, record.client_instances) == (3, 1)
+    # What the report judges: the old client's Produce v2 is gone in 4.0.
+    readiness = check_readiness(usage_from_records([record, java]), "4.0")
+    assert {(c.client_software_name, c.status) for c in readiness.clients} == {
+        ("kafka-python", "not_ready"), ("apache-kafka-java", "ready")}
+
+
+def test_closes_without_request_versions_make_no_usage_record() -> None:
+    pipeline = MemoryPipeline(KEY)
+    opened, closed = _conn(1, "kafka-python", "2.0.2", None, None)
+    assert [r.kind for r in pipeline.process(_batch([opened]), 1_790_000_100_000)] == [GAUGES]
+    assert [(r.kind, r.tombstone) for r in pipeline.process(_batch([closed], 1), 1_790_000_100_001)] == [
+        (GAUGES, True)]
