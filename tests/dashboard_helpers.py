@@ -41,13 +41,15 @@ TEST_KEY = SecretStr("dashboard-test-fingerprint-key")
 
 
 def create_topics(bootstrap: str, topics: Topics, partitions: int = 3) -> None:
-    """The job's topics as a deployment has them: gauges compacted, the others plain."""
+    """The job's topics as a deployment has them: gauges and usage compacted, the others plain."""
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
         admin.create_topics([
             NewTopic(topics.gauges, partitions, 1, topic_configs={"cleanup.policy": "compact"}),
             NewTopic(topics.alerts, partitions, 1),
             NewTopic(topics.configs, partitions, 1),
+            *([NewTopic(topics.usage, partitions, 1, topic_configs={"cleanup.policy": "compact"})]
+              if topics.usage else []),
         ])
     finally:
         admin.close()

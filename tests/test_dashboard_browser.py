@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from configwatch.records import ConfigEntry
+from configwatch.records import ConfigEntry, VersionUsage
 from configwatch.secrets import fingerprint
 from sinks.dashboard import Topics
 from tests.dashboard_helpers import TEST_KEY, config_push, create_topics, dashboard, finding, gauge_record
@@ -141,3 +141,50 @@ def test_live_page_follows_gauges_and_alerts_without_reload(
 def page_value_planted() -> str:
     return ('org.apache.kafka.common.security.scram.ScramLoginModule required '
             f'username="orders" password="{PLANTED}";')
+
+
+def _usage(name: str, version: str, pairs: tuple[tuple[int, int, int], ...], connections: int,
+           ids: tuple[str, ...] = ()) -> tuple[bytes, bytes]:
+    record = VersionUsage(name, version, pairs, connections, len(ids), ids, int(time.time() * 1000))
+    return record.key.encode(), record.to_json().encode()
+
+
+def test_upgrade_panel_lists_the_clients_a_target_broker_breaks(kafka_bootstrap: str, topic_name: Any,
+                                                               chromium: Any, output_dir: Path) -> None:
+    topics = Topics(gauges=topic_name("gauges"), alerts=topic_name("alerts"), configs=topic_name("configs"),
+                    usage=topic_name("usage"))
+    create_topics(kafka_bootstrap, topics)
+    produce(kafka_bootstrap, topics.gauges, [gauge_record(*row) for row in FLEET])
+    java_ids = tuple(str(uuid.UUID(int=i)) for i in range(1, 6))
+    produce(kafka_bootstrap, topics.usage, [
+        _usage("apache-kafka-java", "4.1.0", ((0, 12, 40), (1, 17, 40), (3, 12, 57), (18, 4, 57)), 57, java_ids),
+        _usage("unknown", "unknown", ((0, 2, 6), (3, 2, 6), (18, 0, 6)), 6),  # kafka-python pinned to 0.10.1
+        _usage("librdkafka", "2.6.1", ((0, 9, 71), (3, 12, 71), (18, 3, 71)), 71, ("c0ffee00-rdkafka",)),
+    ])
+    with dashboard(kafka_bootstrap, topics) as svc:
+        assert svc.wait_ready(60)
+        page = chromium.new_page()
+        page.goto(svc.url)
+        old = '#upgrade tr[data-key="unknown/unknown"]'
+        page.wait_for_selector(old)
+        assert page.get_attribute(old, "data-status") == "not_ready"
+        assert "Produce v2 (removed" in page.inner_text(old)
+        assert page.locator("#upgrade tbody tr").first.get_attribute("data-key") == "unknown/unknown"
+        assert page.get_attribute('#upgrade tr[data-key="apache-kafka-java/4.1.0"]', "data-status") == "ready"
+        expect(page.locator("#upgrade-summary")).to_contain_text("1 of 3 client versions not ready")
+        page.evaluate("window.__noReload = 'still-here'")
+
+        # A client version the job has just seen arrives on the usage topic: the panel shows it live.
+        produce(kafka_bootstrap, topics.usage, [_usage("sarama", "1.19.0", ((0, 2, 2), (3, 1, 2)), 2)])
+        expect(page.locator('#upgrade tr[data-key="sarama/1.19.0"]')).to_have_attribute(
+            "data-status", "not_ready", timeout=15_000)
+        assert page.evaluate("window.__noReload") == "still-here"
+
+        # Another target: a 3.9 broker still serves every one of these requests.
+        page.select_option("#upgrade-target", "3.9")
+        expect(page.locator("#upgrade-summary")).to_contain_text("0 of 4 client versions not ready for "
+                                                                 "Apache Kafka 3.9")
+        page.select_option("#upgrade-target", "4.0")
+        expect(page.locator("#upgrade-summary")).to_contain_text("2 of 4")
+        page.locator(".card-upgrade").screenshot(path=str(output_dir / "dashboard-upgrade.png"))
+    assert (output_dir / "dashboard-upgrade.png").stat().st_size > 10_000

@@ -56,7 +56,8 @@ def config_from(settings: Settings, bootstrap: str) -> DashboardConfig:
         raise UsageError(f"--dashboard-port {settings.dashboard_port} is not a TCP port")
     return DashboardConfig(
         bootstrap_servers=bootstrap,
-        topics=Topics(gauges=settings.gauges_topic, alerts=settings.alerts_topic, configs=settings.input_topic),
+        topics=Topics(gauges=settings.gauges_topic, alerts=settings.alerts_topic, configs=settings.input_topic,
+                      usage=settings.usage_topic),
         fingerprint_key=settings.fingerprint_key,
         host=settings.dashboard_host,
         port=settings.dashboard_port,

@@ -21,7 +21,7 @@ from kafka import KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
 from configwatch.errors import ContractError
-from configwatch.records import Finding
+from configwatch.records import Finding, VersionUsage
 from configwatch.secrets import SecretStr
 from sinks.dashboard.alerts import parse_finding
 from sinks.dashboard.exceptions import DashboardError
@@ -155,13 +155,15 @@ class FeedConsumer:
 
     def _apply(self, batch: dict[TopicPartition, list[Any]]) -> None:
         topics = self._state.topics
-        gauges_changed = False
+        gauges_changed = usage_changed = False
         new_alerts: list[Finding] = []
         pushes: list[tuple[TopicPartition, Any]] = []
         for tp, records in batch.items():
             for rec in records:
                 if tp.topic == topics.gauges:
                     gauges_changed |= self._on_gauge(tp, rec)
+                elif tp.topic == topics.usage:
+                    usage_changed |= self._on_usage(tp, rec)
                 elif tp.topic == topics.alerts:
                     finding = self._on_alert(tp, rec)
                     if finding is not None:
@@ -172,6 +174,8 @@ class FeedConsumer:
                     pushes.append((tp, rec))
         changed_clients = self._on_configs(pushes) if pushes else []
         self._publish(gauges_changed, new_alerts, changed_clients)
+        if usage_changed:
+            self._state.changes.publish("usage", dumps({"versions": len(self._state.usage)}))
 
     def _invalid(self, tp: TopicPartition, rec: Any, why: str) -> None:
         self._state.health.count(tp.topic, "invalid")
@@ -194,6 +198,21 @@ class FeedConsumer:
             return False
         self._state.health.count(tp.topic, "ok")
         return self._state.fleet.apply(key, gauge)
+
+    def _on_usage(self, tp: TopicPartition, rec: Any) -> bool:
+        if rec.key is None:
+            self._invalid(tp, rec, "usage record without a key")
+            return False
+        try:
+            key = rec.key.decode("utf-8")
+            usage = None if rec.value is None else VersionUsage.from_json(rec.value)
+            if usage is not None and key != usage.key:
+                raise ValueError(f"key {key!r} is not the value's <name>/<version>")
+        except (UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            self._invalid(tp, rec, str(exc) if isinstance(exc, ValueError) else type(exc).__name__)
+            return False
+        self._state.health.count(tp.topic, "ok")
+        return self._state.usage.apply(key, usage)
 
     def _on_alert(self, tp: TopicPartition, rec: Any) -> Finding | None:
         if rec.value is None:

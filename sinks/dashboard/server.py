@@ -31,7 +31,9 @@ from sinks.dashboard.views import (
     gauges_document,
     health_document,
     parse_severities,
+    upgrade_document,
 )
+from udfs.upgrade.releases import UnknownReleaseError
 
 __all__ = ["DashboardHTTPServer", "load_assets"]
 
@@ -171,6 +173,13 @@ class _Handler(BoundedHandler):
                             "(or it left the dashboard's bounded memory)")
             else:
                 self._json(doc)
+        elif path == "/api/upgrade":
+            try:
+                doc = upgrade_document(state, (query.get("target") or ["4.0"])[0])
+            except UnknownReleaseError as exc:
+                self._error(HTTPStatus.BAD_REQUEST, str(exc))
+                return
+            self._json(doc)
         elif path == "/api/health":
             self._json(health_document(state))
         elif path == "/events":

@@ -13,20 +13,25 @@ from sinks.dashboard.changes import ChangeFeed
 from sinks.dashboard.clients import ClientConfigs
 from sinks.dashboard.fleet import FleetGauges
 from sinks.dashboard.health import ConsumerHealth
+from sinks.dashboard.usage import UsageTable
 
 __all__ = ["DashboardState", "Topics"]
 
 
 @dataclass(frozen=True)
 class Topics:
-    """The three topics the dashboard follows."""
+    """The topics the dashboard follows (``usage``: the job's request versions per client version, optional)."""
 
     gauges: str
     alerts: str
     configs: str
+    usage: str | None = None
 
     def roles(self) -> dict[str, str]:
-        return {self.gauges: "gauges", self.alerts: "alerts", self.configs: "configs"}
+        roles = {self.gauges: "gauges", self.alerts: "alerts", self.configs: "configs"}
+        if self.usage is not None:
+            roles[self.usage] = "usage"
+        return roles
 
 
 @dataclass
@@ -40,10 +45,12 @@ class DashboardState:
     clients: ClientConfigs = field(init=False)
     health: ConsumerHealth = field(init=False)
     changes: ChangeFeed = field(default_factory=ChangeFeed)
+    usage: UsageTable = field(default_factory=UsageTable)
 
     def __post_init__(self) -> None:
-        if len(set(self.topics.roles())) != 3:
-            raise ValueError("the gauges, alerts and configs topics must be three different topics")
+        named = [t for t in (self.topics.gauges, self.topics.alerts, self.topics.configs, self.topics.usage) if t]
+        if len(set(named)) != len(named):
+            raise ValueError("the gauges, alerts, configs and usage topics must be different topics")
         self.alerts = AlertFeed(max_alerts=self.max_alerts)
         self.clients = ClientConfigs(self.max_clients, self.max_client_bytes)
         self.health = ConsumerHealth(self.topics.roles())

@@ -13,6 +13,9 @@ from typing import Any
 from configwatch.contract import SEVERITIES
 from configwatch.records import Finding, Gauge
 from sinks.dashboard.state import DashboardState
+from udfs.upgrade.readiness import check_readiness
+from udfs.upgrade.releases import broker_release, broker_releases
+from udfs.upgrade.usage import usage_from_records
 
 __all__ = [
     "alert_document",
@@ -23,6 +26,7 @@ __all__ = [
     "gauges_document",
     "health_document",
     "parse_severities",
+    "upgrade_document",
 ]
 
 
@@ -97,3 +101,11 @@ def health_document(state: DashboardState) -> dict[str, Any]:
     doc["tracked_clients"] = len(state.clients)
     doc["recent_alerts"] = len(state.alerts)
     return doc
+
+
+def upgrade_document(state: DashboardState, target: str) -> dict[str, Any]:
+    """``/api/upgrade``: every client version judged against ``target`` (UnknownReleaseError for a release the
+    data does not describe), with the releases one can ask for."""
+    report = check_readiness(usage_from_records(state.usage.records()), broker_release(target))
+    return {**report.to_dict(), "targets": list(broker_releases()), "not_ready": len(report.not_ready),
+            "usage_topic": state.topics.usage}

@@ -165,6 +165,30 @@ async function openClient(id, quiet) {
       h("ol", { class: "feed" }, doc.alerts.map(a => alertItem(a, false)))) : null);
 }
 
+/* ---------- upgrade readiness ---------- */
+
+async function reloadUpgrade() {
+  const select = $("upgrade-target");
+  const doc = await getJSON(`/api/upgrade?target=${encodeURIComponent(select.value || "4.0")}`);
+  if (!select.options.length) {
+    select.replaceChildren(...doc.targets.map(t => h("option", { value: t, selected: t === doc.target }, t)));
+  }
+  $("upgrade-summary").textContent =
+    `${fmtInt(doc.not_ready)} of ${fmtInt(doc.clients.length)} client versions not ready for Apache Kafka ${doc.target}`;
+  $("upgrade").querySelector("tbody").replaceChildren(...doc.clients.map(c => {
+    const ids = c.client_instance_ids;
+    const shown = ids.slice(0, 3).join(", ") + (ids.length > 3 ? ` +${ids.length - 3}` : "");
+    return h("tr", { "data-key": `${c.client_software_name}/${c.client_software_version}`, "data-status": c.status },
+      h("td", {}, h("span", { class: `status-badge status-${c.status}`, text: c.status.replace("_", " ") })),
+      h("td", { text: c.client_software_name }),
+      h("td", { class: "mono", text: c.client_software_version }),
+      h("td", { class: "num", text: fmtInt(c.connections) }),
+      h("td", { class: "mono ids", text: shown || "–", title: ids.join("\n") }),
+      h("td", { class: "offending", text: c.offending.map(r => r.text).join("; ") || "–" }));
+  }));
+  $("upgrade-empty").hidden = doc.clients.length > 0;
+}
+
 /* ---------- health and the live stream ---------- */
 
 function renderHealth() {
@@ -190,8 +214,9 @@ function connect() {
   es.addEventListener("gauges", ev => applyGauges(JSON.parse(ev.data)));
   es.addEventListener("alert", ev => onAlert(JSON.parse(ev.data)));
   es.addEventListener("alerts", () => reloadAlerts());
-  es.addEventListener("resync", () => { reloadAlerts(); reloadClients(); });
+  es.addEventListener("resync", () => { reloadAlerts(); reloadClients(); reloadUpgrade().catch(() => {}); });
   es.addEventListener("health", ev => { state.health = JSON.parse(ev.data); renderHealth(); });
+  es.addEventListener("usage", () => reloadUpgrade().catch(() => {}));
   es.addEventListener("clients", ev => {
     const changed = JSON.parse(ev.data).changed;
     reloadClients();
@@ -209,6 +234,8 @@ function start() {
   getJSON("/api/gauges").then(applyGauges).catch(() => {});
   reloadAlerts().catch(() => {});
   reloadClients().catch(() => {});
+  $("upgrade-target").addEventListener("change", () => reloadUpgrade().catch(() => {}));
+  reloadUpgrade().catch(() => {});
   connect();
   setInterval(() => { renderUpdated(); renderHealth(); }, 1000);
   let resizeTimer = null;
