@@ -65,7 +65,7 @@ def _create_topic(bootstrap: str, topic: str) -> None:
 @contextmanager
 def _gateway(broker: str, events: str) -> Iterator[str]:
     """``configwatch gateway --upstream`` as its own process; yields its bootstrap address."""
-    cmd = [sys.executable, "-m", "configwatch.cli.main", "--log-level", "WARNING", "gateway",
+    cmd = [sys.executable, "-m", "cli.main", "--log-level", "WARNING", "gateway",
            "--bootstrap-servers", broker,
            "--input-topic", events, "--upstream", broker, "--gateway-port", "0", "--gateway-metrics-port", "-1",
            "--gateway-broker-port-base", "0"]

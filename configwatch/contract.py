@@ -38,6 +38,7 @@ __all__ = [
     "FieldSpec",
     "config_type_from_id",
     "is_valid_software",
+    "software_key",
 ]
 
 SCHEMA_VERSION: Final = 1
@@ -85,6 +86,7 @@ SOFTWARE_PATTERN: Final = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9]
 # so one client cannot make every metric scrape and published event carry a megabyte.
 SOFTWARE_MAX_CHARS: Final = 128
 UNKNOWN_SOFTWARE: Final = "unknown"
+
 # The most distinct (API key, version) pairs one connection's ``request_versions`` holds (real clients use ~20).
 MAX_REQUEST_VERSIONS: Final = 128
 
@@ -153,3 +155,8 @@ ENTRY_FIELDS: Final = (
     FieldSpec("redacted", bool, False),
     FieldSpec("fingerprint", str, False),
 )
+
+
+def software_key(name: str, version: str) -> str:
+    """The record key of a client software name and version on the gauges and usage topics: ``<name>/<version>``."""
+    return f"{name}/{version}"

@@ -21,6 +21,7 @@ from configwatch.contract import (
     UNKNOWN_SOFTWARE,
     FieldSpec,
     is_valid_software,
+    software_key,
 )
 from configwatch.errors import ContractError
 
@@ -274,7 +275,7 @@ class Gauge:
     @property
     def key(self) -> str:
         """Kafka record key on the compacted gauges topic."""
-        return f"{self.client_software_name}/{self.client_software_version}"
+        return software_key(self.client_software_name, self.client_software_version)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Gauge:
@@ -315,7 +316,7 @@ class VersionUsage:
     @property
     def key(self) -> str:
         """Kafka record key on the compacted usage topic (the gauge key)."""
-        return f"{self.client_software_name}/{self.client_software_version}"
+        return software_key(self.client_software_name, self.client_software_version)
 
     @property
     def pairs(self) -> frozenset[tuple[int, int]]:

@@ -29,17 +29,25 @@ Delivery guarantee, stated by each implementation in ``Sink.guarantee``:
 
 A factory is pickled to the executors, so it holds settings only (no sockets,
 files or clients); writers may share a per-process client cache.
+
+The job itself sees two protocols only, built by ``sinks.registry`` from the
+``--sink`` target and ``--webhook-url``: an :class:`Output` writes a micro-batch's
+output frame (every kind) in one Spark job; a :class:`Notifier` is told about a
+batch's findings on the driver, after the Output's durable write.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-__all__ = ["AT_LEAST_ONCE", "EXACTLY_ONCE", "Sink", "SinkRecord", "SinkWriter"]
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["AT_LEAST_ONCE", "EXACTLY_ONCE", "Notifier", "Output", "Sink", "SinkRecord", "SinkWriter"]
 
 EXACTLY_ONCE = "exactly-once"
 AT_LEAST_ONCE = "at-least-once"
@@ -108,3 +116,27 @@ class Sink(ABC):
     @abstractmethod
     def build(self, partition_id: int, epoch_id: int) -> SinkWriter:
         """Return the writer for one partition of one micro-batch (runs on an executor)."""
+
+
+class Output(Protocol):
+    """Where the job writes a micro-batch's output frame (``udfs.pipeline.FINAL_SCHEMA``: kind, key, value,
+    tombstone), every kind in one go; ``guarantee`` as for a :class:`Sink`."""
+
+    @property
+    def guarantee(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    def prepare(self) -> None: ...
+
+    def write(self, frame: DataFrame, epoch_id: int, kinds: Iterable[str]) -> None: ...
+
+
+class Notifier(Protocol):
+    """Told about a batch's findings (contract JSON texts) on the driver, after its durable write."""
+
+    @property
+    def description(self) -> str: ...
+
+    def notify(self, findings: Iterable[str], epoch_id: int) -> None: ...

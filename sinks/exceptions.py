@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from configwatch.errors import ConfigwatchError
 
-__all__ = ["SinkError", "SinkSetupError", "SinkWriteError"]
+__all__ = ["SinkError", "SinkSetupError", "SinkTargetError", "SinkWriteError"]
 
 
 class SinkError(ConfigwatchError):
@@ -15,12 +15,9 @@ class SinkSetupError(SinkError):
     """A sink's destination cannot be prepared (topic creation refused, directory not writable)."""
 
 
+class SinkTargetError(SinkError):
+    """A ``--sink`` value that names no sink, or a bad argument for one (the message is one line)."""
+
+
 class SinkWriteError(SinkError):
-    """Records could not be delivered. The Spark task fails, so the batch is retried, never lost.
-
-    ``retry_after_s`` is a hint for back-pressure (e.g. an HTTP 429), ``None`` when unknown.
-    """
-
-    def __init__(self, message: str, *, retry_after_s: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
+    """Records could not be delivered. The Spark task fails, so the batch is retried, never lost."""

@@ -9,6 +9,11 @@ a repeat is harmless). A graceful stop lets the running batch commit and never
 causes a repeat.
 
 Writers on one Python worker share one producer per (servers, settings).
+
+:class:`KafkaOutput` is what the job uses: Spark's own Kafka sink (``format("kafka")``,
+in the JVM), one topic per kind from a ``topic`` column, keys as the contract says
+(alerts by ``alert_id``, quarantine by source coordinates, gauges and usage by
+``<name>/<version>``, a tombstone's value null); the same guarantee, at least once.
 """
 
 from __future__ import annotations
@@ -16,15 +21,19 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from configwatch.contract import GAUGES, OUTPUT_KINDS, USAGE
 from sinks.base import AT_LEAST_ONCE, Sink, SinkRecord, SinkWriter
 from sinks.encoding import to_json_bytes
 from sinks.exceptions import SinkSetupError, SinkWriteError
 
-__all__ = ["KafkaSink", "KafkaWriter", "ensure_topic"]
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["KafkaOutput", "KafkaSink", "KafkaWriter", "ensure_topic"]
 
 log = logging.getLogger(__name__)
 
@@ -135,3 +144,37 @@ class KafkaSink(Sink):
 
     def build(self, partition_id: int, epoch_id: int) -> KafkaWriter:
         return KafkaWriter(_producer(self.bootstrap_servers, self.producer_config), self.topic)
+
+
+@dataclass(frozen=True)
+class KafkaOutput:
+    """Every kind to its topic through Spark's Kafka sink; the gauges and usage topics compacted."""
+
+    guarantee: ClassVar[str] = AT_LEAST_ONCE
+
+    bootstrap_servers: str
+    topics: Mapping[str, str]  # kind -> topic
+
+    @property
+    def description(self) -> str:
+        return "kafka topics " + ", ".join(self.topics[k] for k in OUTPUT_KINDS if k in self.topics)
+
+    def prepare(self) -> None:
+        for kind, topic in self.topics.items():
+            ensure_topic(self.bootstrap_servers, topic, compact=kind in (GAUGES, USAGE))
+
+    def write(self, frame: DataFrame, epoch_id: int, kinds: Iterable[str]) -> None:
+        from pyspark.sql import functions as F
+
+        topic = F.lit(None).cast("string")
+        for kind, name in self.topics.items():
+            topic = F.when(F.col("kind") == kind, F.lit(name)).otherwise(topic)
+        (frame.select(topic.alias("topic"), F.col("key"),
+                      F.when(F.col("tombstone"), F.lit(None).cast("string")).otherwise(F.col("value")).alias("value"))
+         .write.format("kafka")
+         .option("kafka.bootstrap.servers", self.bootstrap_servers)
+         .option("kafka.acks", "all")
+         .option("kafka.enable.idempotence", "true")
+         .option("kafka.linger.ms", "5")
+         .option("kafka.client.id", "configwatch-job")
+         .save())

@@ -30,16 +30,17 @@ import time
 import urllib.error
 import urllib.request
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
+from configwatch.ratelimit import TokenBucket
 from configwatch.secrets import SecretStr
 from sinks.base import Sink, SinkRecord, SinkWriter
 
-__all__ = ["BEST_EFFORT", "TokenBucket", "WebhookSink", "WebhookWriter", "alertmanager_payload", "stats"]
+__all__ = ["BEST_EFFORT", "WebhookSink", "WebhookWriter", "alertmanager_payload", "stats"]
 
 log = logging.getLogger(__name__)
 
@@ -47,29 +48,6 @@ BEST_EFFORT = "best-effort"
 _ZERO_TIME = "0001-01-01T00:00:00Z"
 _LABELS = ("rule", "kind", "severity", "client_software_name", "client_software_version", "client_instance_id",
            "client_id", "principal")
-
-
-class TokenBucket:
-    """``rate`` requests per second with bursts up to ``burst``; ``clock``/``sleep`` injectable for tests."""
-
-    def __init__(self, rate: float, burst: float, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
-        self.rate, self.burst = rate, burst
-        self._clock, self._sleep = clock, sleep
-        self._tokens, self._last = burst, clock()
-        self._lock = threading.Lock()
-
-    def acquire(self) -> float:
-        """Take one token, waiting as long as needed; returns the seconds waited."""
-        with self._lock:
-            now = self._clock()
-            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
-            self._last = now
-            wait = 0.0 if self._tokens >= 1 else (1 - self._tokens) / self.rate
-            self._tokens -= 1  # may go negative: later callers wait for it
-        if wait > 0:
-            self._sleep(wait)
-        return wait
 
 
 # Per Python process: delivered alert ids, the rate limiters, and counters (read by tests and logs).
@@ -173,6 +151,16 @@ class WebhookSink(Sink):
 
     def build(self, partition_id: int, epoch_id: int) -> WebhookWriter:
         return WebhookWriter(self)
+
+    def notify(self, findings: Iterable[str], epoch_id: int) -> None:
+        """POST a batch's findings (contract JSON) on the driver, best effort (the job's ``Notifier``)."""
+        writer = self.build(0, epoch_id)
+        records: list[SinkRecord] = []
+        for text in findings:
+            value: dict[str, Any] = json.loads(text)
+            records.append(SinkRecord(str(value["alert_id"]), value))
+        writer.write_batch(records)
+        writer.close()
 
     def bucket(self) -> TokenBucket:
         key = (self.url.get_secret_value(), self.rate_per_s, self.burst)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from configwatch.cli.commands import COMMANDS
+from cli.commands import COMMANDS
 
-CLI = [sys.executable, "-m", "configwatch.cli.main"]
+CLI = [sys.executable, "-m", "cli.main"]
 
 
 def _run(*args: str, env: dict[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess[str]:

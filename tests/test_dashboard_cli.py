@@ -17,7 +17,7 @@ from tests.conftest import eventually
 from tests.dashboard_helpers import create_topics, gauge_record, get, metric_samples
 from tests.kafka_helpers import produce
 
-CLI = [sys.executable, "-m", "configwatch.cli.main"]
+CLI = [sys.executable, "-m", "cli.main"]
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from configwatch.cli.dashboard_cmd import config_from
-from configwatch.cli.demo_live import ResidentFleet
+from cli.dashboard_cmd import config_from
+from cli.demo_live import ResidentFleet
 from configwatch.settings import Settings
 from policy.simulator import FleetSpec
 from sinks.dashboard import DashboardService

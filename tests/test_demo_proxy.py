@@ -7,7 +7,7 @@ from typing import Any
 import kafka
 import pytest
 
-from configwatch.cli.demo_proxy import ProxiedProducer
+from cli.demo_proxy import ProxiedProducer
 from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED
 from tests.conftest import eventually
 from tests.gateway_helpers import create_topic, gateway_settings, read_events

@@ -20,7 +20,7 @@ from tests.gateway_helpers import create_topic, read_events
 
 pytestmark = pytest.mark.kafka
 
-CLI = [sys.executable, "-m", "configwatch.cli.main"]
+CLI = [sys.executable, "-m", "cli.main"]
 SECRET = "cli-hunter2-9f8e7d6c"
 ENV = {**os.environ, "CONFIGWATCH_FINGERPRINT_KEY": "cli-test-key"}
 

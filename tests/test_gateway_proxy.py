@@ -245,7 +245,7 @@ def test_configwatch_gateway_upstream_proxies_a_real_client(kafka_bootstrap: str
     events, data = topic_name("events"), topic_name("cli-data")
     create_topic(kafka_bootstrap, events)
     env = {**os.environ, "CONFIGWATCH_FINGERPRINT_KEY": "proxy-cli-test-key"}
-    cli = [sys.executable, "-m", "configwatch.cli.main"]
+    cli = [sys.executable, "-m", "cli.main"]
     proc = subprocess.Popen([*cli, "gateway", "--bootstrap-servers", kafka_bootstrap, "--input-topic", events,
                              "--upstream", kafka_bootstrap, "--gateway-port", "0", "--gateway-metrics-port", "-1",
                              "--gateway-broker-port-base", "0"],

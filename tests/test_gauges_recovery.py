@@ -24,7 +24,7 @@ from tests.kafka_helpers import produce
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
-CLI = [sys.executable, "-m", "configwatch.cli.main"]
+CLI = [sys.executable, "-m", "cli.main"]
 T0 = 1_790_000_000_000
 VERSIONS = [("apache-kafka-java", "3.9.1"), ("apache-kafka-java", "4.1.0"), ("librdkafka", "2.6.1"),
             ("sarama", "1.45.0"), (None, None)]

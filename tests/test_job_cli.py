@@ -25,7 +25,7 @@ from udfs.pipeline import source_key
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
-CLI = [sys.executable, "-m", "configwatch.cli.main"]
+CLI = [sys.executable, "-m", "cli.main"]
 LINE_CASES = [c for c in INVALID_CASES if c.raw and b"\n" not in c.raw and b"\r" not in c.raw
               and c.raw.strip(b" \t\r")]  # a replay line cannot hold a line break, and blank lines are skipped
 

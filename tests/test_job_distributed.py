@@ -21,7 +21,7 @@ from tests.test_sinks import _lines
 
 pytestmark = [pytest.mark.spark]
 
-CLI = [sys.executable, "-m", "configwatch.cli.main"]
+CLI = [sys.executable, "-m", "cli.main"]
 
 
 def _write(directory: Path, name: str, lines: list[bytes], mtime: int) -> None:

@@ -16,7 +16,7 @@ import pytest
 from streaming.job import JobOptions, JobUsageError, parse_target
 from streaming.job.options import FILES, KAFKA
 
-CLI = [sys.executable, "-m", "configwatch.cli.main"]
+CLI = [sys.executable, "-m", "cli.main"]
 
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -32,12 +32,12 @@ def _one_line(out: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_parse_target() -> None:
-    assert parse_target("--sink", "kafka").kind == KAFKA
-    target = parse_target("--sink", "files:/tmp/out")
+    assert parse_target("--source", "kafka").kind == KAFKA
+    target = parse_target("--source", "files:/tmp/out")
     assert (target.kind, str(target.directory)) == (FILES, "/tmp/out")
     for bad in ("file:/x", "files:", "kafka:x", "s3://bucket"):
         with pytest.raises(JobUsageError, match="expected 'kafka' or 'files:DIR'"):
-            parse_target("--sink", bad)
+            parse_target("--source", bad)
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -81,6 +81,6 @@ def test_options_from_settings_keep_every_flag(tmp_path: Path) -> None:
     settings = Settings(source=f"files:{tmp_path}", sink="kafka", trigger="available-now",
                         max_files_per_trigger=3, outputs="quarantine, gauges", quarantine_topic="q")
     options = JobOptions.from_settings(settings)
-    assert options.source.directory == tmp_path.resolve() and options.sink.kind == KAFKA
+    assert options.source.directory == tmp_path.resolve() and options.sink.name == KAFKA
     assert options.available_now and options.max_files_per_trigger == 3 and options.needs_kafka
     assert options.kinds == ("quarantine", "gauges") and options.topics["quarantine"] == "q"

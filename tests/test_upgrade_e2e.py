@@ -20,8 +20,8 @@ import pytest
 from kafka import KafkaProducer
 from kafka.errors import KafkaError
 
+from cli.main import main
 from configwatch import jars
-from configwatch.cli.main import main
 from configwatch.contract import CONNECTION_CLOSED, UNKNOWN_SOFTWARE
 from configwatch.settings import Settings
 from streaming.job import JobOptions, StreamingJob

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from configwatch.ratelimit import TokenBucket
 from configwatch.secrets import SecretStr
 from sinks.base import SinkRecord
-from sinks.webhook import TokenBucket, WebhookSink, alertmanager_payload, stats
+from sinks.webhook import WebhookSink, alertmanager_payload, stats
 from tests.webhook_helpers import Receiver
 
 

@@ -46,7 +46,7 @@ from typing import Any, Final, NamedTuple
 import pandas as pd
 import pyarrow as pa
 
-from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, UNKNOWN_SOFTWARE
+from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, UNKNOWN_SOFTWARE, software_key
 from configwatch.secrets import SecretStr, fingerprint
 from udfs.rules.secretscan import mask_secrets
 
@@ -66,7 +66,6 @@ __all__ = [
     "apply_deltas",
     "bucket_of",
     "expire_bucket",
-    "gauge_key",
     "log_lease",
     "masked_texts",
     "prune_due",
@@ -98,11 +97,6 @@ OUTPUT_SCHEMA: Final = pa.schema([
     ("removed", pa.bool_()),
     ("expired", pa.int64()),  # connections of this key dropped by the lease in this update
 ])
-
-
-def gauge_key(name: str, version: str) -> str:
-    """The contract's record key of a gauge: ``<name>/<version>``."""
-    return f"{name}/{version}"
 
 
 def bucket_of(connection_id: str, buckets: int) -> int:
@@ -289,7 +283,7 @@ def apply_deltas(name: str, version: str, totals: Totals, refs: Mapping[str, int
     if new == totals and not expired:
         return new, changed, None
     removed = new.connections == 0
-    row = {"key": gauge_key(name, version), "client_software_name": name, "client_software_version": version,
+    row = {"key": software_key(name, version), "client_software_name": name, "client_software_version": version,
            "connections": new.connections, "client_instances": 0 if removed else new.instances,
            "updated_at_ms": now_ms, "removed": removed, "expired": expired}
     return new, changed, row
@@ -378,7 +372,7 @@ def advance(state: GaugeState, events: pd.DataFrame | Iterable[pd.DataFrame], no
         by_key.setdefault((d.name, d.version), []).append(d)
     rows = []
     for (name, version), ds in sorted(by_key.items()):
-        key = gauge_key(name, version)
+        key = software_key(name, version)
         named = {(key, d.instance): refs.get((key, d.instance), 0) for d in ds if d.instance is not None}
         new, changed, row = apply_deltas(name, version, totals.get(key, Totals()),
                                          {i: n for (_, i), n in named.items()}, ds, now_ms)

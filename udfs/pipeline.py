@@ -43,10 +43,11 @@ from configwatch.contract import (
     QUARANTINE,
     SCHEMA_VERSION,
     USAGE,
+    software_key,
 )
 from configwatch.records import Gauge
 from configwatch.secrets import SecretStr
-from udfs.gauges import GaugeConfig, bucket_of, gauge_key, masked_texts
+from udfs.gauges import GaugeConfig, bucket_of, masked_texts
 from udfs.rules.findings import contract_json
 from udfs.rules.stateful import OBSERVATION_SCHEMA, PASS, pass_key, prepare
 from udfs.upgrade.usage import encode_usage
@@ -141,7 +142,7 @@ def pass_rows(kind: str, keys: list[str], values: list[str]) -> pa.Table:
 
 
 def gauge_route(name: str, version: str) -> str:
-    return f"{GAUGE}{_SEP}{gauge_key(name, version)}"
+    return f"{GAUGE}{_SEP}{software_key(name, version)}"
 
 
 def _gauge_rows(valid: pa.Table, config: GaugeConfig) -> pa.Table:

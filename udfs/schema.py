@@ -9,19 +9,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from configwatch.contract import EVENT_FIELDS, FieldSpec
+from configwatch.contract import ENTRY_FIELDS, EVENT_FIELDS, FieldSpec
 
 __all__ = ["DECODED_FIELDS", "ENTRY_NAMES", "ENTRY_TYPE", "EVENT_NAMES", "EVENT_SCHEMA", "LIST_FIELDS",
            "VERDICT_FIELDS"]
-
-ENTRY_TYPE = pa.struct([
-    ("key", pa.string()),
-    ("value", pa.string()),
-    ("type", pa.string()),
-    ("is_default", pa.bool_()),
-    ("redacted", pa.bool_()),
-    ("fingerprint", pa.string()),
-])
 
 _ARROW_TYPES = {int: pa.int64(), str: pa.string(), bool: pa.bool_()}
 
@@ -32,6 +23,9 @@ def _arrow_type(spec: FieldSpec) -> pa.DataType:
         return pa.list_(pa.struct([(item.name, _arrow_type(item)) for item in spec.items]))
     return _ARROW_TYPES[spec.json_type]
 
+
+# One config entry, as the contract's ENTRY_FIELDS say.
+ENTRY_TYPE = pa.struct([(spec.name, _arrow_type(spec)) for spec in ENTRY_FIELDS])
 
 # What a valid record decodes to: the event fields in contract order, then configs.
 EVENT_SCHEMA = pa.schema(

@@ -8,32 +8,11 @@ channel), so a noisy client waits instead of spinning and others keep their rate
 from __future__ import annotations
 
 import math
-import time
 from collections import OrderedDict
 
-__all__ = ["ClientQuotas", "TokenBucket"]
+from configwatch.ratelimit import TokenBucket
 
-
-class TokenBucket:
-    """``rate`` tokens per second, holding at most ``burst``; a rate of 0 never throttles."""
-
-    def __init__(self, rate: float, burst: float | None = None) -> None:
-        self.rate = rate
-        self.burst = burst if burst is not None else max(1.0, rate)
-        self._tokens = self.burst
-        self._last = time.monotonic()
-
-    def acquire(self) -> int:
-        """Take a token: 0 when granted, else the milliseconds until one is available."""
-        if self.rate <= 0:
-            return 0
-        now = time.monotonic()
-        self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
-        self._last = now
-        if self._tokens >= 1.0:
-            self._tokens -= 1.0
-            return 0
-        return max(1, math.ceil((1.0 - self._tokens) / self.rate * 1000))
+__all__ = ["ClientQuotas"]
 
 
 class ClientQuotas:
@@ -52,4 +31,5 @@ class ClientQuotas:
         self._buckets[client] = bucket
         while len(self._buckets) > self._max_clients:
             self._buckets.popitem(last=False)
-        return bucket.acquire()
+        wait_s = bucket.try_acquire()
+        return max(1, math.ceil(wait_s * 1000)) if wait_s > 0 else 0

@@ -5,8 +5,8 @@ Module map:
 - ``options``: ``--source``/``--sink``/``--outputs``/trigger flags -> :class:`JobOptions` (checked up front);
 - ``preflight``: Kafka answers within a deadline, before Spark starts;
 - ``streaming.pipeline`` (one level up): what the query computes;
-- ``batches``: the ``foreachBatch`` function (write, webhook, progress line);
-- ``writers``: Kafka through Spark's own sink, or replay files;
+- ``batches``: the ``foreachBatch`` function (write, notify, progress line); where it writes is
+  ``sinks.registry``'s choice (Kafka through Spark's own sink, or replay files);
 - ``accounting``: decode statistics per batch and the progress line;
 - ``runner``: starts the query, waits, stops gracefully.
 """

@@ -2,9 +2,9 @@
 
 On the driver, :class:`BatchFunction` refuses batches once a graceful stop began,
 caches the batch's output frame (so the stateful steps run once), writes it to
-its destination in one Spark job (``streaming.job.writers``), posts the findings to
-the webhook if one is set (after the durable write, on the driver: a retried task
-never posts), and reports one progress line. Spark commits the batch to the
+its destination in one Spark job (a ``sinks.base.Output``), tells the notifier
+about the findings if one is set (the webhook; after the durable write, on the
+driver: a retried task never posts), and reports one progress line. Spark commits the batch to the
 checkpoint only after this returns, which is what the delivery guarantees rest on.
 """
 
@@ -17,10 +17,9 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from configwatch.contract import ALERTS
-from sinks.webhook import WebhookSink
+from sinks.base import Notifier, Output
 from streaming.job.accounting import BatchReport, diff_stats
 from streaming.job.exceptions import StopRequestedError
-from streaming.job.writers import Output, post_webhook
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -35,11 +34,11 @@ PARK_TIMEOUT_S = 300.0
 class BatchFunction:
     """Writes one micro-batch's output records (runs on the driver)."""
 
-    def __init__(self, output: Output, kinds: Collection[str], webhook: WebhookSink | None, stats: Any | None,
+    def __init__(self, output: Output, kinds: Collection[str], notifier: Notifier | None, stats: Any | None,
                  stop: threading.Event, report: Callable[[BatchReport], None]) -> None:
         self.output = output
         self.kinds = tuple(kinds)
-        self.webhook = webhook
+        self.notifier = notifier
         self.stats = stats
         self.stop = stop
         self.report = report
@@ -91,11 +90,11 @@ class BatchFunction:
             written = {str(r["kind"]): int(r["count"]) for r in df.groupBy("kind").count().collect()}
             if written:
                 self.output.write(df, epoch_id, sorted(written))
-            if self.webhook is not None and written.get(ALERTS):
+            if self.notifier is not None and written.get(ALERTS):
                 from pyspark.sql import functions as F
 
                 values = [str(r["value"]) for r in df.where(F.col("kind") == ALERTS).select("value").collect()]
-                post_webhook(self.webhook, values, epoch_id)
+                self.notifier.notify(values, epoch_id)
         finally:
             df.unpersist()
         stats: dict[str, Any] = {}

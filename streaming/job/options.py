@@ -13,6 +13,8 @@ from pathlib import Path
 from configwatch.contract import OUTPUT_KINDS
 from configwatch.paths import cache_dir
 from configwatch.settings import Settings
+from sinks.exceptions import SinkTargetError
+from sinks.registry import OutputTarget, parse_output
 from streaming.job.exceptions import JobUsageError
 
 __all__ = ["JobOptions", "Target", "parse_target"]
@@ -24,7 +26,7 @@ _INTERVAL = re.compile(r"^\s*\d+\s*(millisecond|second|minute|hour)s?\s*$")
 
 @dataclass(frozen=True)
 class Target:
-    """A parsed ``--source``/``--sink`` value: ``kafka``, or ``files`` with its directory."""
+    """A parsed ``--source`` value: ``kafka``, or ``files`` with its directory."""
 
     kind: str
     directory: Path | None = None
@@ -48,7 +50,7 @@ class JobOptions:
     """Everything ``streaming.job.runner`` needs beyond the Spark session settings."""
 
     source: Target
-    sink: Target
+    sink: OutputTarget
     available_now: bool
     trigger_interval: str
     checkpoint_root: Path
@@ -77,20 +79,20 @@ class JobOptions:
 
     @property
     def needs_kafka(self) -> bool:
-        return KAFKA in (self.source.kind, self.sink.kind)
+        return self.source.kind == KAFKA or self.sink.needs_kafka
 
     @classmethod
     def from_settings(cls, settings: Settings) -> JobOptions:
         source = parse_target("--source", settings.source)
-        sink = parse_target("--sink", settings.sink)
+        try:
+            sink = parse_output(settings.sink)
+        except SinkTargetError as exc:
+            raise JobUsageError(f"--sink: {exc}") from None
         if source.kind == FILES:
             assert source.directory is not None
             if not source.directory.is_dir():
                 what = "is not a directory" if source.directory.exists() else "does not exist"
                 raise JobUsageError(f"--source files:{source.directory}: the directory {what}")
-        if sink.kind == FILES and sink.directory is not None and sink.directory.exists() \
-                and not sink.directory.is_dir():
-            raise JobUsageError(f"--sink files:{sink.directory}: exists and is not a directory")
         for name, value in (("--max-offsets-per-trigger", settings.max_offsets_per_trigger),
                             ("--max-files-per-trigger", settings.max_files_per_trigger)):
             if value is not None and value <= 0:

@@ -27,13 +27,13 @@ from typing import Any
 
 from configwatch.contract import OUTPUT_KINDS
 from configwatch.settings import Settings
-from sinks.webhook import WebhookSink
+from sinks.base import Output
+from sinks.registry import build_notifier, build_output
 from streaming.job.accounting import BatchReport, new_stats_accumulator
 from streaming.job.batches import BatchFunction
 from streaming.job.exceptions import JobError, StopRequestedError
 from streaming.job.options import FILES, JobOptions
 from streaming.job.preflight import check_broker, topic_exists
-from streaming.job.writers import FilesOutput, KafkaOutput, Output
 from streaming.pipeline import pipeline
 from streaming.session import SparkSettings, build_spark_session
 from streaming.sources import files_source, kafka_source
@@ -118,11 +118,7 @@ def _quiet_refused_batches() -> None:
 
 def make_output(options: JobOptions, bootstrap: str | None) -> Output:
     """The ``--sink`` destination of every output kind."""
-    if options.sink.kind == FILES:
-        assert options.sink.directory is not None
-        return FilesOutput(options.sink.directory)
-    assert bootstrap is not None
-    return KafkaOutput(bootstrap, dict(options.topics))
+    return build_output(options.sink, bootstrap=bootstrap, topics=options.topics)
 
 
 class StreamingJob:
@@ -177,8 +173,8 @@ class StreamingJob:
         kinds = self.options.kinds
         frame = pipeline(self._raw(spark), self.settings, validate=self.options.expectations, kinds=kinds,
                          stats=stats)
-        webhook = WebhookSink(self.settings.webhook_url) if self.settings.webhook_url is not None else None
-        batches = BatchFunction(output, kinds, webhook, stats, self._stop, self._on_report)
+        notifier = build_notifier(self.settings.webhook_url)
+        batches = BatchFunction(output, kinds, notifier, stats, self._stop, self._on_report)
         checkpoint = self.options.checkpoint_for(QUERY_NAME)
         stream = (frame.writeStream.foreachBatch(batches).queryName(QUERY_NAME).outputMode("append")
                   .option("checkpointLocation", checkpoint))
@@ -189,8 +185,10 @@ class StreamingJob:
         self._query = stream.start()
         batches.query = self._query
         self._batches = batches
-        log.info("job started: %s -> %s (%s; checkpoint %s; Spark's own log %s)", self.options.source,
-                 output.description, ", ".join(kinds), checkpoint, self.options.spark_log)
+        log.info("job started: %s -> %s, %s (%s; checkpoint %s; Spark's own log %s)", self.options.source,
+                 output.description, output.guarantee, ", ".join(kinds), checkpoint, self.options.spark_log)
+        if notifier is not None:
+            log.info("notifying %s after each batch's durable write", notifier.description)
 
     # -- running and stopping ----------------------------------------------------------------------
     def request_stop(self) -> None:

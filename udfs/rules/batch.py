@@ -22,17 +22,11 @@ from configwatch.secrets import SecretStr, fingerprint
 from udfs.rules.exceptions import RulesError
 from udfs.rules.keysets import Profile, resolve_profiles
 from udfs.rules.secretscan import scan, scan_identity
+from udfs.schema import ENTRY_TYPE
 
 __all__ = ["CONFIGS_TYPE", "CONTEXT_COLUMNS", "IDENTITY_FIELDS", "SUBJECT", "PushBatch", "redacted_marker"]
 
-CONFIGS_TYPE = pa.list_(pa.struct([
-    ("key", pa.string()),
-    ("value", pa.string()),
-    ("type", pa.string()),
-    ("is_default", pa.bool_()),
-    ("redacted", pa.bool_()),
-    ("fingerprint", pa.string()),
-]))
+CONFIGS_TYPE = pa.list_(ENTRY_TYPE)
 # Event fields a finding copies (contract section 2), then what the rules also need.
 IDENTITY_FIELDS = ("client_instance_id", "client_software_name", "client_software_version", "client_id",
                    "principal", "client_address")

@@ -5,7 +5,7 @@ gateway (handshake, push, then hold the connection) and keeps them connected
 until stopped; stopping cancels every hold, so each client closes its
 connection and the gateway publishes the ``connection_closed`` events before
 it shuts down. :func:`serve_live` runs that fleet, a real kafka-python producer
-through the gateway in proxy mode (``configwatch.cli.demo_proxy``), the streaming
+through the gateway in proxy mode (``cli.demo_proxy``), the streaming
 job in continuous mode and the dashboard, prints the live page's URL once the page
 shows the fleet, and runs until SIGINT/SIGTERM. The integration test
 (``tests/test_dashboard_e2e.py``) uses the same parts.
@@ -25,7 +25,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from configwatch.cli.demo_proxy import ProxiedProducer
+from cli.demo_proxy import ProxiedProducer
 from configwatch.settings import Settings
 from policy.gateway import running_gateway
 from policy.simulator import FleetSpec, RunOptions, SimulatedClient, generate_fleet, run_over_tcp
@@ -88,7 +88,7 @@ async def _settle() -> None:
 
 
 def _start_dashboard(settings: Settings, bootstrap: str) -> DashboardService:
-    from configwatch.cli.dashboard_cmd import config_from
+    from cli.dashboard_cmd import config_from
 
     config = config_from(settings, bootstrap)
     try:

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from configwatch.cli import dashboard_cmd, demo_cmd, gateway_cmd, kafka_cmd, report_cmd, run_cmd, simulate_cmd
+from cli import dashboard_cmd, demo_cmd, gateway_cmd, kafka_cmd, report_cmd, run_cmd, simulate_cmd
 from configwatch.settings import Settings
 
 __all__ = ["COMMANDS", "Command"]

@@ -2,7 +2,7 @@
 with a simulated client fleet pushing into the input topic, and the streaming job
 processing them once (available-now) into the quarantine, alerts and gauges topics.
 
-Then, unless --no-live, the live phase (configwatch/cli/demo_live.py): a second
+Then, unless --no-live, the live phase (cli/demo_live.py): a second
 simulated fleet connects and stays connected, the job follows it continuously, and
 the dashboard serves it; the last line printed is the live page's URL. Ctrl-C stops.
 """
@@ -45,7 +45,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
                   f"{result.totals['quarantine']} quarantined; outputs in topics {settings.alerts_topic}, "
                   f"{settings.quarantine_topic}, {settings.gauges_topic}")
             if args.live:
-                from configwatch.cli.demo_live import serve_live
+                from cli.demo_live import serve_live
 
                 serve_live(settings, bootstrap, Path(tmp), args.clients)
     return 0

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from configwatch.cli import commands
+from cli import commands
 from configwatch.errors import ConfigwatchError, UsageError
 from configwatch.settings import Settings, add_arguments
 
