@@ -3,8 +3,8 @@
 ``EventPublisher.offer`` never blocks: it puts a contract event, serialized, in a
 buffer bounded by events and by bytes, or counts it as dropped (metric + log
 line) when the buffer is full. ``unavailable`` says why an event would not be
-published soon (never connected, no open connection to any broker for a second,
-Kafka has acknowledged nothing for a while, buffer full, closing): the policy
+published soon (never connected, no open connection and a metadata refresh
+overdue, Kafka has acknowledged nothing for a while, buffer full, closing): the policy
 refuses pushes with a retriable error then, rather than answer "accepted" for
 what may never arrive. The producer refreshes metadata every few seconds, so a
 broker that goes away is noticed while idle too, and one that comes back is
@@ -44,9 +44,23 @@ _RETRY_CONNECT_S = 1.0
 _POLL_S = 0.1
 # The producer's metadata refresh: keeps a connection in use (never idle-closed) and notices a lost cluster.
 _METADATA_MAX_AGE_MS = 5000
-# How often the worker looks at the producer's open connections, and how long none may be open.
+# How often the worker looks at the producer's link to Kafka, and how long it may look lost before it counts.
 _LINK_CHECK_S = 0.5
-_LINK_GRACE_S = 1.0
+_LINK_GRACE_S = 0.5
+
+
+def _link_up(producer: KafkaProducer) -> bool:
+    """The producer has a connection open to Kafka, or refreshed its metadata within a refresh period.
+
+    No open connection alone is no outage (kafka-python closes its bootstrap connection and
+    opens the next when it needs one); a metadata refresh overdue with none open is.
+    """
+    if float(producer.metrics().get("producer-metrics", {}).get("connection-count", 1.0)) > 0:
+        return True
+    refreshed = getattr(getattr(producer, "_metadata", None), "_last_successful_refresh_ms", None)
+    if not isinstance(refreshed, (int, float)):  # another kafka-python: no open connection is all there is
+        return False
+    return time.monotonic() * 1000 - refreshed <= _METADATA_MAX_AGE_MS + 1000
 # What one buffered event costs beyond its serialized key and value (the tuple, its ints, the deque slot).
 _ITEM_OVERHEAD_BYTES = 200
 
@@ -230,8 +244,7 @@ class EventPublisher:
         if now - self._link_checked < _LINK_CHECK_S:
             return
         self._link_checked = now
-        metrics = producer.metrics().get("producer-metrics", {})
-        up = float(metrics.get("connection-count", 1.0)) > 0  # absent (another client version): trust the acks
+        up = _link_up(producer)
         with self._lock:
             was_down = self._link_down_since is not None
             if up == was_down:

@@ -61,7 +61,7 @@ def test_replay_files_to_files_available_now(tmp_path: Path) -> None:
     assert len(quarantined) == len(expected)
     assert all(q["source"]["file"].endswith(f"/replay/{Path(q['source']['file']).name}") for q in quarantined)
     assert SECRET not in json.dumps(quarantined)
-    assert sorted(p.name for p in out.iterdir()) == ["alerts", "gauges", "quarantine"]
+    assert sorted(p.name for p in out.iterdir()) == ["alerts", "gauges", "quarantine", "usage"]
     assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == ["job", "spark.log"]
     # The console is the progress lines and configwatch's own log; Spark's chatter is in the file.
     spark_log = (tmp_path / "ckpt" / "spark.log").read_text()
