@@ -27,7 +27,7 @@ import pyarrow as pa
 from configwatch.records import Event
 from configwatch.secrets import SecretStr
 from udfs.rules.batch import CONFIGS_TYPE
-from udfs.rules.detect import detect_with_state
+from udfs.rules.stateful import detect_with_state
 
 KEY = SecretStr("bench-alert-rate")
 NOW_MS = 1_790_000_000_000

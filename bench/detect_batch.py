@@ -23,7 +23,8 @@ import pyarrow as pa
 
 from configwatch.secrets import SecretStr
 from udfs.rules.batch import CONFIGS_TYPE
-from udfs.rules.detect import detect, detect_with_state
+from udfs.rules.detect import detect
+from udfs.rules.stateful import detect_with_state
 
 PRODUCER = {"acks": "all", "batch.size": "16384", "buffer.memory": "33554432", "compression.type": "lz4",
             "delivery.timeout.ms": "120000", "enable.idempotence": "true", "linger.ms": "5",

@@ -10,7 +10,8 @@ import pyarrow as pa
 
 from configwatch.secrets import SecretStr
 from udfs.rules.batch import CONFIGS_TYPE
-from udfs.rules.detect import DetectionState, detect, detect_with_state
+from udfs.rules.detect import detect
+from udfs.rules.stateful import DetectionState, detect_with_state
 
 KEY = SecretStr("test-deployment-key")
 NOW_MS = 1_790_000_000_000

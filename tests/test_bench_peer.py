@@ -24,7 +24,7 @@ from configwatch.secrets import SecretStr
 from sinks.base import SinkRecord
 from udfs.decode import decode_values
 from udfs.gauges import GaugeConfig
-from udfs.rules.detect import detect_with_state
+from udfs.rules.stateful import detect_with_state
 
 KEY = SecretStr("peer-test-key")
 TOPIC = "workload"

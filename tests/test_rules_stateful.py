@@ -7,9 +7,9 @@ import pandas as pd
 
 from configwatch.secrets import fingerprint
 from tests.rules_helpers import JAVA, JAVA_3, KEY, RDKAFKA, by_rule, push, rules_of, stateful_findings
-from udfs.rules.detect import DetectionState
 from udfs.rules.fleet import MIN_PEERS, NumericSummary, PeerState, score_group
 from udfs.rules.groups import GroupState, canonical_strategy
+from udfs.rules.stateful import DetectionState
 
 
 def producers(n: int, linger: str = "5") -> list[dict[str, object]]:

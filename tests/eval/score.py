@@ -31,7 +31,7 @@ from tests.eval.clients import Client
 from tests.eval.fleet import Fleet
 from udfs.rules.batch import CONFIGS_TYPE, CONTEXT_COLUMNS, redacted_marker
 from udfs.rules.catalog import CATALOG
-from udfs.rules.detect import DetectionState, detect_with_state
+from udfs.rules.stateful import DetectionState, detect_with_state
 from udfs.sensitivity import mask_identity
 
 __all__ = ["KINDS", "MODES", "Example", "Report", "RuleScore", "run"]

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from udfs.rules.catalog import rule as catalog_rule
 from udfs.rules.effective import STRING_KEYS, Effective
 
 __all__ = ["STATELESS_ANOMALIES", "AnomalyRule", "evaluate"]
@@ -38,12 +39,15 @@ _IDEMPOTENCE_MAX_IN_FLIGHT = 5
 
 @dataclass(frozen=True)
 class AnomalyRule:
-    """A rule id, the keys its finding names, and its predicate over the batch."""
+    """A rule id, its predicate over the batch and its message; the keys its finding names are the catalog's."""
 
     id: str
-    keys: tuple[str, ...]
     predicate: Callable[[Effective], pd.Series]
     message: str
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return catalog_rule(self.id).keys
 
 
 def _b(series: pd.Series) -> pd.Series:
@@ -176,44 +180,42 @@ def _consumer_protocol(e: Effective) -> pd.Series:
 
 
 STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
-    AnomalyRule("idempotence-acks", ("enable.idempotence", "acks"), _idem_acks,
+    AnomalyRule("idempotence-acks", _idem_acks,
                 "enable.idempotence=true with acks={acks}: idempotence needs acks=all"),
-    AnomalyRule("idempotence-max-in-flight", ("enable.idempotence", "max.in.flight.requests.per.connection"),
-                _idem_inflight, "enable.idempotence=true with max.in.flight.requests.per.connection="
+    AnomalyRule("idempotence-max-in-flight", _idem_inflight,
+                "enable.idempotence=true with max.in.flight.requests.per.connection="
                 "{max.in.flight.requests.per.connection}: idempotence needs at most 5"),
-    AnomalyRule("idempotence-retries", ("enable.idempotence", "retries"), _idem_retries,
+    AnomalyRule("idempotence-retries", _idem_retries,
                 "enable.idempotence=true with retries=0: idempotence needs retries > 0"),
-    AnomalyRule("idempotence-implicitly-disabled",
-                ("enable.idempotence", "acks", "max.in.flight.requests.per.connection", "retries"), _idem_implicit,
+    AnomalyRule("idempotence-implicitly-disabled", _idem_implicit,
                 "default idempotence is silently disabled by acks={acks}, max.in.flight.requests.per.connection="
                 "{max.in.flight.requests.per.connection}, retries={retries}"),
-    AnomalyRule("transactional-without-idempotence", ("transactional.id", "enable.idempotence"), _txn_no_idem,
+    AnomalyRule("transactional-without-idempotence", _txn_no_idem,
                 "a transactional.id is set with enable.idempotence=false"),
-    AnomalyRule("acks-zero", ("acks",), _acks_zero, "acks=0: failed writes go unnoticed and retries do not apply"),
-    AnomalyRule("delivery-timeout-too-short", ("delivery.timeout.ms", "linger.ms", "request.timeout.ms"),
-                _delivery_short, "delivery.timeout.ms={delivery.timeout.ms} is below linger.ms={linger.ms} + "
+    AnomalyRule("acks-zero", _acks_zero, "acks=0: failed writes go unnoticed and retries do not apply"),
+    AnomalyRule("delivery-timeout-too-short", _delivery_short,
+                "delivery.timeout.ms={delivery.timeout.ms} is below linger.ms={linger.ms} + "
                 "request.timeout.ms={request.timeout.ms}"),
-    AnomalyRule("buffer-below-batch", ("buffer.memory", "batch.size"), _buffer_batch,
+    AnomalyRule("buffer-below-batch", _buffer_batch,
                 "buffer.memory={buffer.memory} is below batch.size={batch.size}"),
-    AnomalyRule("reconnect-backoff-inverted", ("reconnect.backoff.max.ms", "reconnect.backoff.ms"), _reconnect,
+    AnomalyRule("reconnect-backoff-inverted", _reconnect,
                 "reconnect.backoff.max.ms={reconnect.backoff.max.ms} is below "
                 "reconnect.backoff.ms={reconnect.backoff.ms}"),
-    AnomalyRule("retry-backoff-inverted", ("retry.backoff.max.ms", "retry.backoff.ms"), _retry,
+    AnomalyRule("retry-backoff-inverted", _retry,
                 "retry.backoff.max.ms={retry.backoff.max.ms} is below retry.backoff.ms={retry.backoff.ms}"),
-    AnomalyRule("socket-setup-timeout-inverted",
-                ("socket.connection.setup.timeout.max.ms", "socket.connection.setup.timeout.ms"), _socket,
+    AnomalyRule("socket-setup-timeout-inverted", _socket,
                 "socket.connection.setup.timeout.max.ms={socket.connection.setup.timeout.max.ms} is below "
                 "socket.connection.setup.timeout.ms={socket.connection.setup.timeout.ms}"),
-    AnomalyRule("heartbeat-not-below-session", ("heartbeat.interval.ms", "session.timeout.ms"), _hb_session,
+    AnomalyRule("heartbeat-not-below-session", _hb_session,
                 "heartbeat.interval.ms={heartbeat.interval.ms} is not below session.timeout.ms={session.timeout.ms}"),
-    AnomalyRule("heartbeat-above-third", ("heartbeat.interval.ms", "session.timeout.ms"), _hb_third,
+    AnomalyRule("heartbeat-above-third", _hb_third,
                 "heartbeat.interval.ms={heartbeat.interval.ms} is above a third of "
                 "session.timeout.ms={session.timeout.ms}"),
-    AnomalyRule("session-timeout-out-of-bounds", ("session.timeout.ms",), _session_bounds,
+    AnomalyRule("session-timeout-out-of-bounds", _session_bounds,
                 "session.timeout.ms={session.timeout.ms} is outside the broker's default bounds 6000..1800000"),
-    AnomalyRule("fetch-wait-not-below-request-timeout", ("fetch.max.wait.ms", "request.timeout.ms"), _fetch_wait,
+    AnomalyRule("fetch-wait-not-below-request-timeout", _fetch_wait,
                 "fetch.max.wait.ms={fetch.max.wait.ms} is not below request.timeout.ms={request.timeout.ms}"),
-    AnomalyRule("consumer-protocol-ignores-classic-keys", ("group.protocol", *_CLASSIC_ONLY), _consumer_protocol,
+    AnomalyRule("consumer-protocol-ignores-classic-keys", _consumer_protocol,
                 "group.protocol=consumer ignores the classic-protocol keys set explicitly"),
 )
 

@@ -11,7 +11,8 @@ first) and returns contract finding rows and the new state (``None``: nothing to
 keep). A group row's ``subject_fp`` is the group's (``group:<fingerprint>``) and
 ``member_fp`` the pushing client's, so group findings get one ``alert_id`` per
 rule and group. Spark groups by ``state_key`` and keeps the JSON in its state store;
-tests call both directly. Neither the state keys nor the state ever hold a raw
+:func:`detect_with_state` does the same in memory (tests, the evaluation set, the
+bench), so there is one orchestration. Neither the state keys nor the state ever hold a raw
 group id or a sensitive value: fingerprints, documented key names and numbers, and,
 for a peer group that has not reached ``MIN_PEERS`` values yet, the few values that
 wait to be scored with the already redacted identity fields their finding will
@@ -21,6 +22,8 @@ carry (``udfs.rules.fleet.PeerState``; a secret in an identity field is its mark
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import pandas as pd
 import pyarrow as pa
@@ -30,11 +33,12 @@ from udfs.rules.batch import CONTEXT_COLUMNS, SUBJECT, PushBatch
 from udfs.rules.detect import detect_batch
 from udfs.rules.effective import Effective, effective
 from udfs.rules.exceptions import RulesError
-from udfs.rules.findings import contract_json, from_contract_json, to_table
+from udfs.rules.findings import contract_json, empty_findings, from_contract_json, to_table
 from udfs.rules.fleet import PeerState, fleet_observations, score_group
 from udfs.rules.groups import MEMBER, GroupState, drift, group_observations
 
-__all__ = ["FLEET", "GROUP", "OBSERVATION_SCHEMA", "PASS", "PASS_BUCKETS", "observe", "pass_key", "prepare", "step"]
+__all__ = ["FLEET", "GROUP", "OBSERVATION_SCHEMA", "PASS", "PASS_BUCKETS", "DetectionState", "detect_with_state",
+           "observe", "pass_key", "prepare", "step"]
 
 FLEET = "fleet"
 GROUP = "group"
@@ -124,3 +128,44 @@ def step(state_key: str, observations: pd.DataFrame, state: str | None, key: Sec
         raw, members = drift(observations, GroupState.from_json(state))
         return to_table(raw, observations, key, now_ms), members.to_json()
     raise RulesError(f"unknown state key kind in {state_key!r}")
+
+
+@dataclass(frozen=True)
+class DetectionState:
+    """Detection state outside Spark: per state key, the JSON the job's state store would hold."""
+
+    states: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def fleet(self) -> dict[tuple[str, str], PeerState]:
+        """Per (peer group, config key), its peer summary."""
+        out = {}
+        for state_key, text in self.states.items():
+            kind, _, rest = state_key.partition(_SEP)
+            if kind == FLEET:
+                peer_group, _, config_key = rest.partition(_SEP)
+                out[(peer_group, config_key)] = PeerState.from_json(text)
+        return out
+
+    @property
+    def groups(self) -> dict[str, GroupState]:
+        """Per group fingerprint, its members."""
+        return {state_key.partition(_SEP)[2]: GroupState.from_json(text) for state_key, text in self.states.items()
+                if state_key.startswith(GROUP + _SEP)}
+
+
+def detect_with_state(pushes: pa.Table | pd.DataFrame, key: SecretStr, now_ms: int,
+                      state: DetectionState | None = None) -> tuple[pa.Table, DetectionState]:
+    """The job's detection in memory: :func:`prepare`, then :func:`step` per state key, threading the state."""
+    state = state or DetectionState()
+    rows = prepare(pushes, key, now_ms).to_pandas()
+    if rows.empty:
+        return empty_findings(), state
+    states = dict(state.states)
+    found = [empty_findings()]
+    for state_key, group in rows.groupby("state_key", sort=True):
+        table, new_state = step(str(state_key), group, states.get(str(state_key)), key, now_ms)
+        if new_state is not None:
+            states[str(state_key)] = new_state
+        found.append(table)
+    return pa.concat_tables(found).sort_by([("alert_id", "ascending")]), DetectionState(states)
