@@ -219,26 +219,27 @@ def _json(d: dict[str, Any]) -> str:
     return json.dumps(d, separators=(",", ":"), sort_keys=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Finding:
-    """An alert record (section 2, Findings). ``evidence`` holds fingerprints, never values."""
+    """An alert record (section 2, Findings), its fields in contract order. ``evidence`` holds fingerprints,
+    never values. The rules' Arrow schema (``udfs.rules.findings.FINDING_SCHEMA``) is derived from these fields."""
 
+    schema_version: int = SCHEMA_VERSION
     alert_id: str
     kind: str
     rule: str
     severity: str
     keys: tuple[str, ...]
-    message: str
-    event_timestamp_ms: int
-    detected_at_ms: int
-    evidence: Mapping[str, Any] = field(default_factory=dict)
     client_instance_id: str | None = None
     client_software_name: str | None = None
     client_software_version: str | None = None
     client_id: str | None = None
     principal: str | None = None
     client_address: str | None = None
-    schema_version: int = SCHEMA_VERSION
+    message: str
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    event_timestamp_ms: int | None
+    detected_at_ms: int
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Finding:

@@ -75,8 +75,8 @@ class Settings:
                                     commands=("run", "demo"), metavar="TOPIC")
     source: str = setting("kafka", "where records come from: kafka (the input topic) or files:DIR (replay: "
                           "JSON Lines files appearing in DIR)", commands=("run",), metavar="SOURCE")
-    sink: str = setting("kafka", "where alerts, quarantine and gauges go: kafka (their topics, created if absent) "
-                        "or files:DIR (JSON Lines under DIR/alerts, DIR/quarantine, DIR/gauges)",
+    sink: str = setting("kafka", "where the job's outputs go, a target of sinks/registry.py: kafka (their topics, "
+                        "created if absent) or files:DIR (JSON Lines under DIR/<kind>)",
                         commands=("run",), metavar="SINK")
     trigger: str = setting("continuous", "continuous: micro-batches until stopped (SIGINT/SIGTERM); "
                            "available-now: process what exists, then exit", commands=("run",),

@@ -42,6 +42,7 @@ class OutputTarget:
 
 @dataclass(frozen=True)
 class _Entry:
+    usage: str  # how the target is written, for the one-line error
     needs_kafka: bool
     takes_argument: bool
     check: Callable[[str], str]  # the argument, normalised; raises SinkTargetError
@@ -62,11 +63,11 @@ def _kafka(_argument: str, bootstrap: str | None, topics: Mapping[str, str]) -> 
 
 
 _OUTPUTS: dict[str, _Entry] = {
-    "kafka": _Entry(needs_kafka=True, takes_argument=False, check=lambda a: a, build=_kafka),
-    "files": _Entry(needs_kafka=False, takes_argument=True, check=_directory,
+    "kafka": _Entry("kafka", needs_kafka=True, takes_argument=False, check=lambda a: a, build=_kafka),
+    "files": _Entry("files:DIR", needs_kafka=False, takes_argument=True, check=_directory,
                     build=lambda argument, _bootstrap, _topics: FilesOutput(Path(argument))),
 }
-_EXPECTED = "expected 'kafka' or 'files:DIR'"
+_EXPECTED = "expected " + " or ".join(repr(entry.usage) for entry in _OUTPUTS.values())
 
 
 def parse_output(value: str) -> OutputTarget:

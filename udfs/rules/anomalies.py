@@ -29,6 +29,7 @@ import pandas as pd
 
 from udfs.rules.catalog import rule as catalog_rule
 from udfs.rules.effective import STRING_KEYS, Effective
+from udfs.rules.findings import raw_frame
 
 __all__ = ["STATELESS_ANOMALIES", "AnomalyRule", "evaluate"]
 
@@ -268,4 +269,4 @@ def evaluate(eff: Effective) -> pd.DataFrame:
             text = _fill(rule.message, shown)
             rows.append({"row": int(row), "rule": rule.id, "keys": tuple(sorted(keys)), "message": text + ".",
                          "evidence": {"values": shown, "defaulted": defaulted}})
-    return pd.DataFrame(rows, columns=["row", "rule", "keys", "message", "evidence"])
+    return raw_frame(rows)

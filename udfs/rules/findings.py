@@ -11,6 +11,7 @@ that happens to be a secret.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -27,25 +28,43 @@ from configwatch.secrets import SecretStr
 from udfs.rules.batch import IDENTITY_FIELDS, SUBJECT
 from udfs.rules.catalog import rule
 
-__all__ = ["ALERT_ID_HEX_CHARS", "FINDING_SCHEMA", "RAW_COLUMNS", "alert_id", "concat_raw", "contract_json",
-           "empty_findings", "from_contract_json", "to_findings", "to_table"]
+__all__ = [
+    "ALERT_ID_HEX_CHARS",
+    "FINDING_SCHEMA",
+    "RAW_COLUMNS",
+    "alert_id",
+    "concat_raw",
+    "contract_json",
+    "empty_findings",
+    "from_contract_json",
+    "raw_frame",
+    "to_findings",
+    "to_table",
+]
 
 ALERT_ID_HEX_CHARS: Final = 32
 RAW_COLUMNS: Final = ("row", "rule", "keys", "message", "evidence")
 
-FINDING_SCHEMA: Final = pa.schema([
-    pa.field("schema_version", pa.int64(), nullable=False),
-    pa.field("alert_id", pa.string(), nullable=False),
-    pa.field("kind", pa.string(), nullable=False),
-    pa.field("rule", pa.string(), nullable=False),
-    pa.field("severity", pa.string(), nullable=False),
-    pa.field("keys", pa.list_(pa.string()), nullable=False),
-    *[pa.field(name, pa.string()) for name in IDENTITY_FIELDS],
-    pa.field("message", pa.string(), nullable=False),
-    pa.field("evidence", pa.string(), nullable=False),  # a JSON object
-    pa.field("event_timestamp_ms", pa.int64()),
-    pa.field("detected_at_ms", pa.int64(), nullable=False),
-])
+
+def raw_frame(rows: Sequence[dict[str, object]] = ()) -> pd.DataFrame:
+    """A rule's raw findings (``RAW_COLUMNS``: the push's row, rule id, keys, message, evidence), maybe none."""
+    return pd.DataFrame(list(rows), columns=list(RAW_COLUMNS))
+
+# Arrow types of the Finding record's annotations; ``evidence`` (an object) travels as its JSON text.
+_ARROW_OF: Final = {"str": pa.string(), "int": pa.int64(), "tuple[str, ...]": pa.list_(pa.string()),
+                    "Mapping[str, Any]": pa.string()}
+
+
+def _finding_schema() -> pa.Schema:
+    out = []
+    for f in dataclasses.fields(Finding):
+        annotation = str(f.type)
+        optional = annotation.endswith(" | None")
+        out.append(pa.field(f.name, _ARROW_OF[annotation.removesuffix(" | None")], nullable=optional))
+    return pa.schema(out)
+
+
+FINDING_SCHEMA: Final = _finding_schema()  # the contract's Findings record (configwatch.records.Finding)
 
 
 def alert_id(kind: str, rule_id: str, subject: str, keys: Iterable[str], key: SecretStr) -> str:
@@ -137,5 +156,5 @@ def concat_raw(parts: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """Concatenate raw finding frames, keeping the raw columns even when all are empty."""
     parts = [p for p in parts if not p.empty]
     if not parts:
-        return pd.DataFrame(columns=list(RAW_COLUMNS))
+        return raw_frame()
     return pd.concat(parts, ignore_index=True)[list(RAW_COLUMNS)]

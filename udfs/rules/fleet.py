@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from udfs.rules.batch import CONTEXT_COLUMNS, IDENTITY_FIELDS, SUBJECT, PushBatch
+from udfs.rules.findings import raw_frame
 from udfs.sensitivity import sensitive_key_first
 
 __all__ = ["IQR_K", "MIN_LOG_DISTANCE", "MIN_PEERS", "PENDING_COLUMNS", "RARE_RADIUS", "RARE_SHARE", "NumericSummary",
@@ -274,7 +275,7 @@ def score_group(peer_group: str, key: str, observations: pd.DataFrame, prior: Pe
     observations = observations.reset_index(drop=True)
     values = observations["value"].to_numpy(dtype=float)
     summary = prior.summary.add(values) if len(values) else prior.summary
-    empty = pd.DataFrame(columns=["row", "rule", "keys", "message", "evidence"])
+    empty = raw_frame()
     if summary.count < min_peers:
         fresh = observations.reindex(columns=["value", *PENDING_COLUMNS])
         candidates = pd.concat([prior.pending_frame(), fresh], ignore_index=True) if prior.pending else fresh
@@ -323,5 +324,5 @@ def score_observations(observations: pd.DataFrame, state: Mapping[tuple[str, str
             contexts.append(context)
             offset += len(context)
     if not found:
-        return pd.DataFrame(columns=["row", "rule", "keys", "message", "evidence"]), new_state, observations.iloc[:0]
+        return raw_frame(), new_state, observations.iloc[:0]
     return pd.concat(found, ignore_index=True), new_state, pd.concat(contexts, ignore_index=True)

@@ -48,6 +48,7 @@ import pyarrow as pa
 from configwatch.secrets import SecretStr, fingerprint
 from udfs.rules.batch import CONTEXT_COLUMNS, SUBJECT, PushBatch, redacted_marker
 from udfs.rules.effective import Effective
+from udfs.rules.findings import raw_frame
 from udfs.rules.secretscan import scan
 
 __all__ = ["EVIDENCE_MEMBERS", "MAX_MEMBERS", "MEMBER", "MEMBER_TTL_MS", "GroupFinding", "GroupState", "assess",
@@ -65,7 +66,6 @@ _BUILTIN = {
     "org.apache.kafka.clients.consumer.CooperativeStickyAssignor": "cooperative-sticky",
     "range": "range", "roundrobin": "roundrobin", "sticky": "sticky", "cooperative-sticky": "cooperative-sticky",
 }
-_COLUMNS = ["row", "rule", "keys", "message", "evidence"]
 
 
 def canonical_strategy(value: str | None, key: SecretStr) -> str | None:
@@ -258,7 +258,7 @@ def drift(observations: pd.DataFrame, prior: GroupState) -> tuple[pd.DataFrame, 
     """Raw drift findings for one group's observations (``row`` indexes them) and the new state."""
     _, labels, obs = _as_lists(observations)
     out, state = _drift(obs, labels[0] if labels else "", prior)
-    return pd.DataFrame(out, columns=_COLUMNS), state
+    return raw_frame(out), state
 
 
 def drift_batch(observations: pd.DataFrame, states: Mapping[str, GroupState]
@@ -277,4 +277,4 @@ def drift_batch(observations: pd.DataFrame, states: Mapping[str, GroupState]
         out, new_states[group_fp] = _drift(by_group[group_fp], label_of[group_fp],
                                            states.get(group_fp, GroupState()))
         found += out
-    return pd.DataFrame(found, columns=_COLUMNS), new_states
+    return raw_frame(found), new_states

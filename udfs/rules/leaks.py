@@ -20,12 +20,12 @@ import pyarrow.compute as pc
 from configwatch.secrets import SecretStr, fingerprint
 from udfs.rules.batch import PushBatch
 from udfs.rules.catalog import rule
+from udfs.rules.findings import raw_frame
 from udfs.rules.secretscan import scan
 from udfs.sensitivity import custom_mask, sensitive_key_first
 
 __all__ = ["leak_findings"]
 
-_COLUMNS = ["row", "rule", "keys", "message", "evidence"]
 
 
 def _group(frame: pd.DataFrame) -> pd.DataFrame:
@@ -34,7 +34,7 @@ def _group(frame: pd.DataFrame) -> pd.DataFrame:
     One pass over the flagged entries (sorted by push and rule), in plain Python lists.
     """
     if frame.empty:
-        return pd.DataFrame(columns=_COLUMNS)
+        return raw_frame()
     frame = frame.sort_values(["row", "rule"], kind="stable")
     columns = [frame[c].tolist() for c in ("row", "rule", "key", "type", "location", "fingerprint")]
     out: list[dict[str, Any]] = []
@@ -49,7 +49,7 @@ def _group(frame: pd.DataFrame) -> pd.DataFrame:
         entries.append({k: v for k, v in entry.items() if v is not None})
     if current is not None:
         out.append(_finding(current, entries))
-    return pd.DataFrame(out, columns=_COLUMNS)
+    return raw_frame(out)
 
 
 def _finding(where: tuple[int, str], entries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -106,7 +106,7 @@ _IDENTITY_KEYS = {"client_id": "client.id"}
 def _identity_findings(batch: PushBatch) -> pd.DataFrame:
     hits = batch.identity_hits
     if hits.empty:
-        return pd.DataFrame(columns=_COLUMNS)
+        return raw_frame()
     out = []
     for _, fields in hits.groupby("row", sort=True):
         row = int(fields["row"].iloc[0])
@@ -117,4 +117,4 @@ def _identity_findings(batch: PushBatch) -> pd.DataFrame:
         out.append({"row": row, "rule": "secret-in-identity", "keys": keys,
                     "message": f"a secret was found in the event's {', '.join(names)}; it is shown only as a "
                                "fingerprint.", "evidence": evidence})
-    return pd.DataFrame(out, columns=_COLUMNS)
+    return raw_frame(out)

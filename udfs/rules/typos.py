@@ -14,6 +14,7 @@ import functools
 import numpy as np
 import pandas as pd
 
+from udfs.rules.findings import raw_frame
 from udfs.rules.keysets import parse_profile_id, profile
 
 __all__ = ["MAX_DISTANCE", "edit_distance", "nearest_known", "typo_findings"]
@@ -85,4 +86,4 @@ def typo_findings(entry_row: np.ndarray, keys: np.ndarray, safe_keys: np.ndarray
                    f"the client ignores it and {name} keeps its value.",
         "evidence": {"suggestion": name, "distance": int(distance)},
     } for row, key, name, distance in hits[["row", "key", "name", "distance"]].itertuples(index=False, name=None)]
-    return pd.DataFrame(out, columns=["row", "rule", "keys", "message", "evidence"])
+    return raw_frame(out)
