@@ -47,8 +47,10 @@ import pandas as pd
 import pyarrow as pa
 
 from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, UNKNOWN_SOFTWARE, software_key
+from configwatch.records import Gauge
 from configwatch.secrets import SecretStr, fingerprint
 from udfs.rules.secretscan import mask_secrets
+from udfs.schema import record_fields
 
 __all__ = [
     "DEFAULT_BUCKETS",
@@ -86,17 +88,9 @@ INPUT_COLUMNS: Final = (
 )
 _ORDER: Final = ["timestamp_ms", "partition", "offset"]
 
-# One gauge update; the first seven fields are the contract's gauge record plus its key.
-OUTPUT_SCHEMA: Final = pa.schema([
-    ("key", pa.string()),
-    ("client_software_name", pa.string()),
-    ("client_software_version", pa.string()),
-    ("connections", pa.int64()),
-    ("client_instances", pa.int64()),
-    ("updated_at_ms", pa.int64()),
-    ("removed", pa.bool_()),
-    ("expired", pa.int64()),  # connections of this key dropped by the lease in this update
-])
+# One gauge update: its key, the contract's gauge record, and the connections of this key the lease dropped.
+OUTPUT_SCHEMA: Final = pa.schema([pa.field("key", pa.string()), *record_fields(Gauge),
+                                  pa.field("expired", pa.int64())])
 
 
 def bucket_of(connection_id: str, buckets: int) -> int:

@@ -40,6 +40,7 @@ from udfs.gauges import (
 )
 from udfs.pipeline import CONN, FINAL_SCHEMA, MID_SCHEMA, finding_rows, gauge_route, gauge_value
 from udfs.rules.stateful import PASS, step
+from udfs.schema import state_ddl
 from udfs.upgrade.usage import decode_usage
 
 __all__ = ["STATE_SCHEMAS", "KeyedState", "expire_step", "first_step", "second_step"]
@@ -47,11 +48,10 @@ __all__ = ["STATE_SCHEMAS", "KeyedState", "expire_step", "first_step", "second_s
 # Each state variable's Spark schema: (kind, schema) for values, (kind, key schema, value schema) for maps.
 STATE_SCHEMAS: Final = {
     "detect": ("list", "state string"),
-    "conns": ("map", "connection_id string",
-              "name string, version string, instance string, opened_ms long, last_event_ms long, seen_ms long"),
+    "conns": ("map", "connection_id string", state_ddl(Conn)),
     "closed": ("map", "connection_id string", "closed_ms long"),
     "clock": ("value", "clock_ms long, expired_total long, markers_written long, markers_live long"),
-    "totals": ("value", "connections long, instances long"),
+    "totals": ("value", state_ddl(Totals)),
     "instances": ("map", "instance string", "connections long"),
     "usage": ("map", "pair string", "connections long"),
     "usage_instances": ("map", "instance string", "connections long"),

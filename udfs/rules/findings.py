@@ -11,7 +11,6 @@ that happens to be a secret.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import hmac
 import json
@@ -27,6 +26,7 @@ from configwatch.records import Finding
 from configwatch.secrets import SecretStr
 from udfs.rules.batch import IDENTITY_FIELDS, SUBJECT
 from udfs.rules.catalog import rule
+from udfs.schema import record_fields
 
 __all__ = [
     "ALERT_ID_HEX_CHARS",
@@ -50,21 +50,7 @@ def raw_frame(rows: Sequence[dict[str, object]] = ()) -> pd.DataFrame:
     """A rule's raw findings (``RAW_COLUMNS``: the push's row, rule id, keys, message, evidence), maybe none."""
     return pd.DataFrame(list(rows), columns=list(RAW_COLUMNS))
 
-# Arrow types of the Finding record's annotations; ``evidence`` (an object) travels as its JSON text.
-_ARROW_OF: Final = {"str": pa.string(), "int": pa.int64(), "tuple[str, ...]": pa.list_(pa.string()),
-                    "Mapping[str, Any]": pa.string()}
-
-
-def _finding_schema() -> pa.Schema:
-    out = []
-    for f in dataclasses.fields(Finding):
-        annotation = str(f.type)
-        optional = annotation.endswith(" | None")
-        out.append(pa.field(f.name, _ARROW_OF[annotation.removesuffix(" | None")], nullable=optional))
-    return pa.schema(out)
-
-
-FINDING_SCHEMA: Final = _finding_schema()  # the contract's Findings record (configwatch.records.Finding)
+FINDING_SCHEMA: Final = pa.schema(record_fields(Finding))  # the contract's Findings record, evidence as JSON
 
 
 def alert_id(kind: str, rule_id: str, subject: str, keys: Iterable[str], key: SecretStr) -> str:
