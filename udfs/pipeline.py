@@ -179,16 +179,26 @@ def _gauge_rows(valid: pa.Table, config: GaugeConfig) -> pa.Table:
     }, n, ROUTED_SCHEMA)
 
 
-def _usage_column(events: pa.Table) -> list[str | None]:
-    """Per event, a ``connection_closed``'s request versions as one string (None elsewhere)."""
+def _usage_column(events: pa.Table) -> list[str | None] | pa.Array:
+    """Per event, a ``connection_closed``'s request versions as one string (null elsewhere).
+
+    Only the closes that carry request versions (a gateway in proxy mode) are encoded, one by one;
+    a batch without any costs one null count.
+    """
     n = events.num_rows
     if "request_versions" not in events.column_names:
-        return [None] * n
-    overflow = (events.column("request_versions_overflow").to_pylist()
-                if "request_versions_overflow" in events.column_names else [None] * n)
-    return [encode_usage(pairs, over) if event == CONNECTION_CLOSED else None
-            for event, pairs, over in zip(events.column("event").to_pylist(),
-                                          events.column("request_versions").to_pylist(), overflow, strict=True)]
+        return pa.nulls(n, pa.string())
+    pairs = events.column("request_versions")
+    carrying = pc.and_(pc.is_valid(pairs), pc.equal(events.column("event"), CONNECTION_CLOSED))
+    rows = pc.indices_nonzero(pc.fill_null(carrying, False)).to_pylist()
+    if not rows:
+        return pa.nulls(n, pa.string())
+    over = events.column("request_versions_overflow") if "request_versions_overflow" in events.column_names \
+        else pa.nulls(n, pa.int64())
+    out: list[str | None] = [None] * n
+    for i in rows:
+        out[i] = encode_usage(pairs[i].as_py(), over[i].as_py())
+    return out
 
 
 def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,

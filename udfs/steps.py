@@ -180,11 +180,10 @@ def second_step(frame: pd.DataFrame, state: KeyedState, now_ms: int) -> Iterator
     if not len(gauges):
         return
     name, version = str(gauges["name"].iloc[0]), str(gauges["version"].iloc[0])
-    deltas = [Delta(name, version, i if isinstance(i, str) else None, int(c), bool(e),
-                    u if isinstance(u, str) else None)
-              for i, c, e, u in zip(gauges["instance"], gauges["change"], gauges["expired"], gauges["usage"],
-                                    strict=True)]
-    usage = _usage(name, version, [d for d in deltas if d.usage is not None], state, now_ms)
+    deltas = [Delta(name, version, i if isinstance(i, str) else None, int(c), bool(e))
+              for i, c, e in zip(gauges["instance"], gauges["change"], gauges["expired"], strict=True)]
+    closes = gauges[gauges["usage"].notna()]  # closes carrying request versions: none unless in proxy mode
+    usage = _usage(name, version, closes, state, now_ms) if len(closes) else None
     if usage is not None:
         yield pd.DataFrame({"kind": [USAGE], "key": [usage.key], "value": [usage.to_json()], "tombstone": [False]},
                            columns=FINAL_SCHEMA.names)
@@ -209,16 +208,13 @@ def second_step(frame: pd.DataFrame, state: KeyedState, now_ms: int) -> Iterator
                             "tombstone": [bool(row["removed"])]}, columns=FINAL_SCHEMA.names)
 
 
-def _usage(name: str, version: str, closes: list[Delta], state: KeyedState, now_ms: int) -> VersionUsage | None:
-    """Fold closes with usage into the key's usage state; the updated record, or None when there were none."""
-    if not closes:
-        return None
+def _usage(name: str, version: str, closes: pd.DataFrame, state: KeyedState, now_ms: int) -> VersionUsage:
+    """Fold closes with usage (rows with ``instance`` and ``usage``) into the key's usage state; the new record."""
     stored = state.get("usage_totals")
     connections, instances, overflow = (int(stored[0]), int(stored[1]), int(stored[2])) if stored else (0, 0, 0)
     counts: dict[str, int] = {}
-    for delta in closes:
-        assert delta.usage is not None
-        pairs, over = decode_usage(delta.usage)
+    for instance, text in zip(closes["instance"], closes["usage"], strict=True):
+        pairs, over = decode_usage(str(text))
         connections, overflow = connections + 1, overflow + over
         for k, v in pairs:
             pair = f"{k}:{v}"
@@ -226,19 +222,19 @@ def _usage(name: str, version: str, closes: list[Delta], state: KeyedState, now_
                 seen = state.map_get("usage", pair)
                 counts[pair] = int(seen[0]) if seen is not None else 0
             counts[pair] += 1
-        if delta.instance is not None:
-            seen = state.map_get("usage_instances", delta.instance)
+        if isinstance(instance, str):
+            seen = state.map_get("usage_instances", instance)
             if seen is None:
                 instances += 1
-            state.map_put("usage_instances", delta.instance, ((int(seen[0]) if seen is not None else 0) + 1,))
+            state.map_put("usage_instances", instance, ((int(seen[0]) if seen is not None else 0) + 1,))
     for pair, n in counts.items():
         state.map_put("usage", pair, (n,))
     state.put("usage_totals", (connections, instances, overflow))
     rows = sorted((int(k), int(v), int(n[0])) for (k, _, v), n in
                   ((pair.partition(":"), n) for pair, n in state.map_items("usage")))
-    ids = []
-    for instance, _ in state.map_items("usage_instances"):
-        ids.append(instance)
+    ids: list[str] = []
+    for kept, _ in state.map_items("usage_instances"):
+        ids.append(kept)
         if len(ids) == VersionUsage.MAX_INSTANCE_IDS:
             break
     return VersionUsage(name, version, tuple(rows), connections, instances, tuple(sorted(ids)), now_ms, overflow)
