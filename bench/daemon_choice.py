@@ -1,11 +1,12 @@
-"""Which Python worker daemon: Spark's default or ``streaming.worker_daemon`` (GX preloaded)?
+"""Which Python worker daemon: Spark's default or ``streaming.worker_daemon`` (libraries and GX preloaded)?
 
 Per daemon, one fresh Spark session (``local[2]``) in its own process runs, on 2,000
 workload records in 4 partitions, an identity ``mapInArrow`` and the job's decode
 and routing ``mapInArrow`` (``streaming.pipeline.RouteUdf``, GX on) and the floor's trivial keyed
 ``transformWithStateInPandas`` (``bench.floor``, as a batch query): one warm-up,
 then the median of 8 runs each, so the figure is the steady-state cost per batch
-(workers reused), not the first batch. Run: ``python -m bench.daemon_choice``.
+(workers reused), not the first batch, plus the workers' peak PSS over the runs.
+Run: ``python -m bench.daemon_choice``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def _one(daemon: str, rows: int, runs: int) -> dict[str, Any]:
     from pyspark.sql.pandas.types import from_arrow_schema
 
     from bench.floor import KEYS, processor
+    from bench.memory import MemorySampler
     from bench.workload import workload_records
     from configwatch.settings import Settings
     from streaming.pipeline import RouteUdf, gauge_config
@@ -58,6 +60,7 @@ def _one(daemon: str, rows: int, runs: int) -> dict[str, Any]:
             processor(), "key string, value string", "Append", "None").count(),
     }
     out: dict[str, Any] = {"daemon": spark.sparkContext.getConf().get("spark.python.daemon.module")}
+    sampler = MemorySampler().start()
     for name, run in queries.items():
         run()  # warm-up: workers started (and, for the default daemon, GX imported)
         times = []
@@ -66,6 +69,8 @@ def _one(daemon: str, rows: int, runs: int) -> dict[str, Any]:
             run()
             times.append(time.perf_counter() - t0)
         out[name] = round(statistics.median(times), 3)
+    peaks = sampler.stop()
+    out.update(workers_pss_mb=peaks["workers_pss"], max_python_workers=peaks["max_python_workers"])
     spark.stop()
     return out
 

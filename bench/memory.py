@@ -1,11 +1,12 @@
 """Peak memory of the Spark processes under this Python driver, sampled from ``/proc`` (Linux).
 
 ``MemorySampler`` polls, every ``interval_s``, the descendants of this process:
-the driver JVM (``java``) and Spark's Python workers (``pyspark.daemon`` and
-the workers it forks). It keeps the peak RSS of the JVM, the peak sum of the
-workers' RSS and PSS, and the peak of JVM + workers at one instant. Forked
-workers share pages with the daemon, so the RSS sum counts shared pages more
-than once; PSS divides them among the sharers and is the honest total.
+the driver JVM (``java``) and Spark's Python workers (the daemon, Spark's
+``pyspark.daemon`` or ``streaming.worker_daemon``, and the workers it forks).
+It keeps the peak RSS of the JVM, the peak sum of the workers' RSS and PSS,
+and the peak of JVM + workers at one instant. Forked workers share pages with
+the daemon, so the RSS sum counts shared pages more than once; PSS divides them
+among the sharers and is the honest total.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class MemorySampler:
             if "java" in cmd.split(" ", 1)[0]:
                 jvm_rss += _kib(status, "VmRSS:")
                 jvm_pss += _kib(_PROC / str(pid) / "smaps_rollup", "Pss:")
-            elif "pyspark" in cmd:
+            elif "pyspark" in cmd or "_daemon" in cmd:  # Spark's daemon or one of streaming's
                 workers += 1
                 workers_rss += _kib(status, "VmRSS:")
                 workers_pss += _kib(_PROC / str(pid) / "smaps_rollup", "Pss:")

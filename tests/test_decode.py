@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -16,7 +17,7 @@ from configwatch.samples import sample_events
 from tests.invalid_records import INVALID_CASES, SECRET, base_event, tricky_valid_records
 from udfs.classify import parse_record
 from udfs.decode import decode_batch, decode_file_batches, decode_values, output_schema
-from udfs.fastjson import _BISECT_FLOOR, fast_parse
+from udfs.fastjson import _BISECT_FLOOR, SEGMENT_ROWS, _segments, fast_parse
 from udfs.schema import DECODED_FIELDS
 from udfs.split_lines import split_lines
 
@@ -182,6 +183,26 @@ def test_a_bad_row_the_reader_cannot_name_is_bisected() -> None:
     _, stats = decode_values(_values(raws))
     assert stats.invalid == 1
     assert stats.fast_rows >= 999 - _BISECT_FLOOR  # only the bad row's smallest slice went per-row
+
+
+def test_segments_are_runs_of_candidates_cut_at_segment_rows() -> None:
+    mask = np.ones(2 * SEGMENT_ROWS + 10, dtype=bool)
+    mask[[0, 5, SEGMENT_ROWS + 5]] = False
+    assert _segments(mask) == [(1, 5), (6, SEGMENT_ROWS + 5),
+                               (SEGMENT_ROWS + 6, 2 * SEGMENT_ROWS + 6), (2 * SEGMENT_ROWS + 6, 2 * SEGMENT_ROWS + 10)]
+    assert _segments(np.zeros(4, dtype=bool)) == []
+
+
+def test_bad_rows_nulls_and_non_objects_at_segment_edges_cost_only_themselves() -> None:
+    raws: list[bytes | None] = [e.to_json().encode() for e in sample_events(3 * SEGMENT_ROWS)]
+    odd = {0: None, SEGMENT_ROWS - 1: b'{"schema_version": "1"}', SEGMENT_ROWS: b'["a", "list"]',
+           2 * SEGMENT_ROWS: b'{"schema_version": 1}{"schema_version": 1}', 3 * SEGMENT_ROWS - 1: b"\xff{}"}
+    for pos, raw in odd.items():
+        raws[pos] = raw
+    reasons = _all_paths_agree(raws)
+    decoded, stats = decode_values(_values(raws))
+    assert [r is not None for r in decoded.column("reason").to_pylist()] == [i in odd for i in range(len(raws))]
+    assert stats.fast_rows >= len(raws) - len(odd) - _BISECT_FLOOR and reasons
 
 
 def test_event_round_trip_of_decoded_rows() -> None:

@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pyarrow as pa
 import pytest
@@ -95,3 +97,15 @@ def test_a_partition_is_validated_in_one_gx_call_with_rows_kept_in_place() -> No
     assert all(r["event"] is None for r in rows if r["reason"])
     assert len(reports) == 1 and reports[0].gx_batches == 1  # one GX call for the partition's 90 rows
     assert (reports[0].records, reports[0].valid, reports[0].invalid, reports[0].expectation_failed) == (90, 84, 6, 3)
+
+
+def test_the_worker_daemon_preloads_the_suite_before_it_forks() -> None:
+    # The daemon swallows a failed preload (workers then load lazily): this catches one that broke.
+    code = ("import gc, logging, sys; logging.basicConfig(level=logging.ERROR)\n"
+            "import streaming.worker_daemon as d, udfs.expectations as e\n"
+            "d._preload(); gc.freeze()\n"
+            "print(e._VALIDATOR is not None, 'pandas' in sys.modules, 'udfs.steps' in sys.modules,"
+            " gc.get_freeze_count() > 0)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert "could not preload" not in done.stderr, done.stderr
+    assert done.stdout.split() == ["True"] * 4

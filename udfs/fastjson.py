@@ -1,7 +1,8 @@
 """The vectorized fast path of decode: pyarrow's C++ JSON reader plus contract checks as Arrow kernels.
 
-``fast_parse`` reads a batch of raw records in one ``pyarrow.json.read_json``
-call (newline-joined, explicit schema). It only *accepts*: a row is returned as
+``fast_parse`` reads a batch of raw records with ``pyarrow.json.read_json``
+(newline-joined in one buffer, explicit schema), one call per segment of up
+to ``SEGMENT_ROWS`` consecutive candidates (records that look like objects). It only *accepts*: a row is returned as
 parsed when the reader typed it and every section-3 check passed; every other
 row (not JSON, wrong types, a failed check, anything unusual) is left for the
 exact per-row path (``udfs.classify``), which gives the quarantine reason. So
@@ -11,8 +12,8 @@ validity.
 A read the reader rejects is cut at the row its error names (``... in row N``:
 each read is one block, so N counts from the read's first row): the rows before
 it are read again, the row goes per-row, the rest is read on. So each bad row
-costs one re-read of the rows before it in its segment, not a per-row pass over
-the batch. An error without a row (two objects on one line) bisects the
+costs one re-read of at most the rows before it in its segment, not a per-row
+pass over the batch. An error without a row (two objects on one line) bisects the
 segment instead. A budget of reads and re-read bytes bounds dense garbage: past
 it the per-row path takes the rest (see ``_read_cutting``), so the worst case
 stays close to the per-row cost.
@@ -43,6 +44,7 @@ __all__ = ["FastResult", "fast_parse"]
 
 _PARSE = pj.ParseOptions(explicit_schema=EVENT_SCHEMA, unexpected_field_behavior="ignore")
 _BISECT_FLOOR = 8  # below this many rows a failing slice without a named row goes per-row
+SEGMENT_ROWS = 512  # rows per first read: a bad row costs a re-read of at most this many (docs/benchmarks.md)
 _THREADS = False  # the worker runs one task per core already
 _REREAD_BUDGET = 4  # failed reads may cost at most this many times the batch's bytes
 _READS_PER_ROW = 1 / 32  # ... and at most this many reads per row (plus a few): dense garbage goes per-row
@@ -62,31 +64,35 @@ class FastResult:
 
 
 def _candidates(values: pa.Array) -> np.ndarray:
-    """Positions worth a fast read: text that starts with ``{`` and ends with ``}``, in UTF-8.
+    """Mask of rows worth a fast read: text that starts with ``{`` and ends with ``}``, in UTF-8.
 
     A record with a line break inside reads as several rows or fails; either
     way ``_read`` discards the read (row count check), so no blank-only record
     (which would read as zero rows) may enter: the brace test excludes those.
     """
     mask = pc.and_kleene(pc.starts_with(values, b"{"), pc.ends_with(values, b"}"))
-    positions = np.flatnonzero(mask.fill_null(False).to_numpy(zero_copy_only=False))
-    chosen = values.take(pa.array(positions, pa.int64()))
+    mask = mask.fill_null(False).to_numpy(zero_copy_only=False).astype(bool)
     try:
-        chosen.cast(pa.string())
-    except pa.ArrowInvalid:  # some row is not UTF-8: keep only those that are
-        keep = []
-        for i, raw in zip(positions, chosen.to_pylist(), strict=True):
+        values.cast(pa.string())
+    except pa.ArrowInvalid:  # some row is not UTF-8: keep only the candidates that are
+        for i in np.flatnonzero(mask).tolist():
             try:
-                raw.decode("utf-8")
+                values[i].as_py().decode("utf-8")
             except UnicodeDecodeError:
-                continue
-            keep.append(i)
-        positions = np.asarray(keep, dtype=np.int64)
-    return positions.astype(np.int64)
+                mask[i] = False
+    return mask
+
+
+def _segments(mask: np.ndarray) -> list[tuple[int, int]]:
+    """Row ranges [lo, hi) of consecutive candidates, at most ``SEGMENT_ROWS`` long, in row order."""
+    edges = np.diff(np.concatenate(([False], mask, [False])).astype(np.int8))
+    starts, ends = np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()
+    return [(lo, min(lo + SEGMENT_ROWS, end)) for start, end in zip(starts, ends, strict=True)
+            for lo in range(start, end, SEGMENT_ROWS)]
 
 
 class _Lines:
-    """The candidate records joined by newlines in one buffer, addressable by row range."""
+    """The records joined by newlines in one buffer, addressable by row range (a null row is empty)."""
 
     def __init__(self, records: pa.Array) -> None:
         joined = pc.binary_join_element_wise(records, b"", b"\n")  # each record + "\n"
@@ -114,17 +120,17 @@ class _Lines:
         return (table, None) if table.num_rows == hi - lo else (None, None)
 
 
-def _read_cutting(lines: _Lines, n: int, out: list[tuple[pa.Table, int, int]]) -> None:
-    """Read rows [0, n) in as few reads as possible; rows that never read are left out (they go per-row).
+def _read_cutting(lines: _Lines, segments: list[tuple[int, int]], out: list[tuple[pa.Table, int, int]]) -> None:
+    """Read each segment in as few reads as possible; rows that never read are left out (they go per-row).
 
     A failed read whose error names a row is cut there (the row is left out, both
     sides are read again); one that names none is split in two down to
     ``_BISECT_FLOOR`` rows. Stops when the failed reads exceed the budget of
     reads or of re-read bytes.
     """
-    todo = [(0, n)]
-    byte_budget = _REREAD_BUDGET * max(1, lines.nbytes(0, n))
-    read_budget = 8 + int(n * _READS_PER_ROW)
+    todo = segments[::-1]
+    byte_budget = _REREAD_BUDGET * max(1, sum(lines.nbytes(lo, hi) for lo, hi in segments))
+    read_budget = 8 + int(sum(hi - lo for lo, hi in segments) * _READS_PER_ROW)
     while todo:
         lo, hi = todo.pop()
         if hi <= lo:
@@ -213,16 +219,15 @@ def _contract_ok(table: pa.Table) -> np.ndarray:
 def fast_parse(values: pa.Array) -> FastResult:
     """Split ``values`` (binary, one raw record each) into fast-accepted rows and rows for the exact path."""
     n = len(values)
-    candidates = _candidates(values)
+    segments = _segments(_candidates(values))
     tables: list[pa.Table] = []
     positions: list[np.ndarray] = []
-    if len(candidates):
-        lines = _Lines(values.take(pa.array(candidates, pa.int64())))
+    if segments:
         reads: list[tuple[pa.Table, int, int]] = []
-        _read_cutting(lines, len(candidates), reads)
+        _read_cutting(_Lines(values), segments, reads)
         for table, lo, hi in reads:
             tables.append(table)
-            positions.append(candidates[lo:hi])
+            positions.append(np.arange(lo, hi, dtype=np.int64))
     if tables:
         table = pa.concat_tables(tables).combine_chunks()
         pos = np.concatenate(positions)
