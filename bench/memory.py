@@ -16,6 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from streaming.session import SparkSettings
+
 __all__ = ["MemorySampler"]
 
 _PROC = Path("/proc")
@@ -84,7 +86,7 @@ class MemorySampler:
             if "java" in cmd.split(" ", 1)[0]:
                 jvm_rss += _kib(status, "VmRSS:")
                 jvm_pss += _kib(_PROC / str(pid) / "smaps_rollup", "Pss:")
-            elif "pyspark" in cmd or "_daemon" in cmd:  # Spark's daemon or one of streaming's
+            elif "pyspark" in cmd or SparkSettings.python_daemon in cmd:  # Spark's daemon or the job's
                 workers += 1
                 workers_rss += _kib(status, "VmRSS:")
                 workers_pss += _kib(_PROC / str(pid) / "smaps_rollup", "Pss:")

@@ -39,7 +39,7 @@ class SparkSettings:
     arrow_batch_rows: int = 10_000
     ui: bool = False
     # The module Spark forks Python workers from: libraries and GX loaded once, then frozen
-    # (bench.daemon_choice: the decode stage 0.69x, PSS 0.92x of Spark's own pyspark.daemon).
+    # (bench.daemon_choice: decode + route stage 0.69x, workers' PSS 0.92x of Spark's pyspark.daemon).
     python_daemon: str = "streaming.worker_daemon"
     # Where Spark's own output goes (JVM warnings, Python-worker prints); None: the console.
     log_file: Path | None = None
