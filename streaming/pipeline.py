@@ -7,9 +7,9 @@
         --groupBy(route).transformWithStateInPandas(TotalsStep)--> kind, key, value, tombstone
 
 ``StateStep`` keeps, per ``state_key``: detection state (``fleet|``/``group|`` keys,
-JSON text as the one row of a ListState) and, per connection bucket
-(``conn|<n>``), one MapState entry per open connection and per close marker plus
-the bucket's clock: a batch reads and writes only the entries of the connections
+JSON text as the one row of a ListState; a ``fleet|<peer group>`` key holds all its
+config keys) and, per connection bucket (``conn|<n>``), one MapState entry per open
+connection and per close marker plus the bucket's clock: a batch reads and writes only the entries of the connections
 it names. ``TotalsStep`` keeps, per gauge key, the counts and one MapState entry
 per client instance. Pass keys (finished records) keep nothing. State lives in
 RocksDB with the query's checkpoint; it holds fingerprints, masked names and
@@ -37,7 +37,7 @@ from configwatch.secrets import SecretStr
 from configwatch.settings import Settings
 from streaming.decode import DecodeUdf
 from udfs.gauges import GaugeConfig
-from udfs.pipeline import FINAL_SCHEMA, MID_SCHEMA, ROUTED_SCHEMA, route
+from udfs.pipeline import DEFAULT_LAYOUT, FINAL_SCHEMA, MID_SCHEMA, ROUTED_SCHEMA, StateLayout, route
 from udfs.steps import STATE_SCHEMAS, expire_step, first_step, second_step
 
 if TYPE_CHECKING:
@@ -53,28 +53,29 @@ def _now_ms(timer_values: TimerValues | None = None) -> int:
     return now if now >= 0 else int(time.time() * 1000)
 
 
-def gauge_config(settings: Settings) -> GaugeConfig:
+def gauge_config(settings: Settings, layout: StateLayout = DEFAULT_LAYOUT) -> GaugeConfig:
     """The gauge transition's knobs from the job settings (``--connection-ttl`` seconds, checked by Settings)."""
     ttl = settings.connection_ttl
-    return GaugeConfig(ttl_ms=None if ttl is None else max(1, round(ttl * 1000)),
-                       fingerprint_key=settings.fingerprint_key)
+    return layout.gauges(GaugeConfig(ttl_ms=None if ttl is None else max(1, round(ttl * 1000)),
+                                     fingerprint_key=settings.fingerprint_key))
 
 
 class RouteUdf(DecodeUdf):
     """The ``mapInArrow`` body: decode (GX included) and route each Arrow batch, in one Python call."""
 
     def __init__(self, *, files: bool, validate: bool, key: SecretStr, gauges: GaugeConfig,
-                 kinds: Collection[str], stats: Any | None = None) -> None:
+                 kinds: Collection[str], stats: Any | None = None, fleet_per_key: bool = False) -> None:
         super().__init__(files=files, validate=validate, stats=stats)
         self.key = key
         self.gauges = gauges
         self.kinds = tuple(kinds)
+        self.fleet_per_key = fleet_per_key
 
     def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in super().__call__(batches):
             if batch.num_rows:
                 routed = route(pa.Table.from_batches([batch]), self.key, int(time.time() * 1000), self.gauges,
-                               self.kinds)
+                               self.kinds, fleet_per_key=self.fleet_per_key)
                 yield from routed.to_batches()
 
 
@@ -173,12 +174,15 @@ class TotalsStep(StatefulProcessor):
 
 
 def pipeline(raw: DataFrame, settings: Settings, *, validate: bool = True, kinds: Collection[str] = OUTPUT_KINDS,
-             stats: Any | None = None) -> DataFrame:
-    """Output records (``FINAL_SCHEMA``: kind, key, value, tombstone) of ``raw`` from ``streaming.sources``."""
+             stats: Any | None = None, layout: StateLayout = DEFAULT_LAYOUT) -> DataFrame:
+    """Output records (``FINAL_SCHEMA``: kind, key, value, tombstone) of ``raw`` from ``streaming.sources``.
+
+    ``layout``: how state keys are formed, as the checkpoint pins it (``streaming.job.layout``).
+    """
     files = "file" in raw.columns
-    gauges = gauge_config(settings)
+    gauges = gauge_config(settings, layout)
     udf = RouteUdf(files=files, validate=validate, key=settings.fingerprint_key, gauges=gauges, kinds=kinds,
-                   stats=stats)
+                   stats=stats, fleet_per_key=layout.fleet_per_key)
     routed = raw.mapInArrow(udf, from_arrow_schema(ROUTED_SCHEMA))
     # Timers (the lease) need processing time; without a lease "None" keeps idle triggers free of batches.
     time_mode = "ProcessingTime" if gauges.ttl_ms is not None else "None"

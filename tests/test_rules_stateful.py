@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from configwatch.secrets import fingerprint
 from tests.rules_helpers import JAVA, JAVA_3, KEY, RDKAFKA, by_rule, push, rules_of, stateful_findings
@@ -319,21 +320,51 @@ def test_prepare_and_step_give_what_detect_with_state_gives() -> None:
     assert all(json.loads(v) for k, v in states.items() if not str(k).startswith("pass|"))
 
 
-def test_step_keeps_a_waiting_value_in_its_json_state_and_scores_it_later() -> None:
+@pytest.mark.parametrize("per_key", [False, True], ids=["per-peer-group", "per-config-key"])
+def test_step_keeps_a_waiting_value_in_its_json_state_and_scores_it_later(per_key: bool) -> None:
     from tests.rules_helpers import NOW_MS, table
+    from udfs.rules.fleet import peer_states_from_json
     from udfs.rules.stateful import prepare, step
 
     early = push({"acks": "all", "linger.ms": "5000", "batch.size": "16384"}, client_id="early-client")
-    state_key = "fleet|apache-kafka-java/producer/v4|linger.ms"
+    state_key = "fleet|apache-kafka-java/producer/v4" + ("|linger.ms" if per_key else "")
 
     def rows(*pushes: dict[str, object]) -> pd.DataFrame:
-        frame = prepare(table(*pushes), KEY, NOW_MS).to_pandas()
+        frame = prepare(table(*pushes), KEY, NOW_MS, fleet_per_key=per_key).to_pandas()
         return frame[frame["state_key"] == state_key]
 
+    def linger(state: str | None) -> str:  # the linger.ms part of the key's state
+        assert state is not None
+        return state if per_key else peer_states_from_json(state)["linger.ms"].to_json()
+
     out, state = step(state_key, rows(early, *producers(3)), None, KEY, NOW_MS)
-    assert out.num_rows == 0 and state is not None and "early-client" in state  # waits, with its identity
+    assert out.num_rows == 0 and "early-client" in linger(state)  # waits, with its identity
     out, state = step(state_key, rows(*producers(MIN_PEERS)), state, KEY, NOW_MS)
-    [hit] = out.to_pylist()
-    assert hit["rule"] == "fleet-outlier" and hit["client_id"] == "early-client"
-    assert hit["client_instance_id"] == early["client_instance_id"]
-    assert state is not None and "pending" not in state and "early-client" not in state
+    hits = out.to_pylist()
+    assert [(h["rule"], h["keys"], h["client_id"]) for h in hits] == [("fleet-outlier", ["linger.ms"], "early-client")]
+    assert hits[0]["client_instance_id"] == early["client_instance_id"]
+    assert "pending" not in linger(state) and "early-client" not in linger(state)
+
+
+def test_fleet_keys_per_peer_group_find_what_keys_per_config_key_find() -> None:
+    from tests.rules_helpers import NOW_MS, table
+    from udfs.rules.stateful import detect_with_state, prepare
+
+    odd = {"acks": "all", "linger.ms": "9000", "batch.size": "900000000"}
+    batches = [[*producers(20), push(odd, client_id="early")], producers(MIN_PEERS),
+               [push({**odd, "linger.ms": "5", "batch.size": "1"}, client_id="late"),
+                *producers(5, linger="10")]]
+    found: dict[bool, list[tuple[str, str, tuple[str, ...]]]] = {}
+    for per_key in (False, True):
+        state, rows = None, []
+        for batch in batches:
+            out, state = detect_with_state(table(*batch), KEY, NOW_MS, state, fleet_per_key=per_key)
+            rows += [(r["alert_id"], r["client_id"], tuple(r["keys"])) for r in out.to_pylist()
+                     if r["rule"] == "fleet-outlier"]
+        found[per_key] = sorted(rows)
+        keys = {k for k in prepare(table(*batches[0]), KEY, NOW_MS, fleet_per_key=per_key).column("state_key")
+                .to_pylist() if k.startswith("fleet|")}
+        assert len(keys) == (1 if not per_key else len(odd) - 1)  # acks is not numeric here
+    assert found[False] == found[True], found
+    assert {(c, k) for _, c, k in found[False]} == {("early", ("linger.ms",)), ("early", ("batch.size",)),
+                                                   ("late", ("batch.size",))}

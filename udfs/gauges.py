@@ -79,7 +79,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_CLOSED_RETENTION_MS: Final = 10 * 60 * 1000
-DEFAULT_BUCKETS: Final = 64
+DEFAULT_BUCKETS: Final = 8  # per key and batch one Python call: 8 cost 0.3x of 64 (docs/benchmarks.md)
 
 # What the transition reads from the decoded stream (partition/offset may be null).
 INPUT_COLUMNS: Final = (

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Collection
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import pandas as pd
@@ -47,17 +48,20 @@ from configwatch.contract import (
 )
 from configwatch.records import Gauge
 from configwatch.secrets import SecretStr
-from udfs.gauges import GaugeConfig, bucket_of, masked_texts
+from udfs.gauges import DEFAULT_BUCKETS, GaugeConfig, bucket_of, masked_texts
 from udfs.rules.findings import contract_json
 from udfs.rules.stateful import OBSERVATION_SCHEMA, PASS, pass_key, prepare
 from udfs.upgrade.usage import encode_usage
 
 __all__ = [
     "CONN",
+    "DEFAULT_LAYOUT",
     "FINAL_SCHEMA",
     "GAUGE",
+    "LEGACY_LAYOUT",
     "MID_SCHEMA",
     "ROUTED_SCHEMA",
+    "StateLayout",
     "finding_rows",
     "gauge_route",
     "gauge_value",
@@ -201,9 +205,33 @@ def _usage_column(events: pa.Table) -> list[str | None] | pa.Array:
     return out
 
 
+@dataclass(frozen=True)
+class StateLayout:
+    """How the keyed steps' state keys are formed; a checkpoint keeps the layout it began with.
+
+    A restart that formed its keys differently would not find its state (closes would miss
+    their connections), so ``streaming.job.layout`` pins the layout beside the checkpoint.
+    """
+
+    connection_buckets: int = DEFAULT_BUCKETS  # ``conn|<n>`` keys: few, so a batch makes few Python calls
+    fleet_per_key: bool = False  # ``fleet|<peer group>|<config key>`` instead of ``fleet|<peer group>``
+
+    def gauges(self, config: GaugeConfig) -> GaugeConfig:
+        """``config`` with this layout's connection buckets."""
+        return replace(config, buckets=self.connection_buckets)
+
+
+DEFAULT_LAYOUT: Final = StateLayout()  # what a new checkpoint begins with
+# What checkpoints from before the layout was pinned used (bench.run at 64 buckets: 207 fleet keys a batch).
+LEGACY_LAYOUT: Final = StateLayout(connection_buckets=64, fleet_per_key=True)
+
+
 def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,
-          kinds: Collection[str] = OUTPUT_KINDS) -> pa.Table:
-    """One decoded batch (``udfs.decode`` rows with their coordinates) as ``ROUTED_SCHEMA`` rows."""
+          kinds: Collection[str] = OUTPUT_KINDS, *, fleet_per_key: bool = False) -> pa.Table:
+    """One decoded batch (``udfs.decode`` rows with their coordinates) as ``ROUTED_SCHEMA`` rows.
+
+    ``gauges.buckets`` and ``fleet_per_key`` come from the checkpoint's :class:`StateLayout`.
+    """
     parts = []
     invalid_mask = pc.is_valid(decoded.column("reason"))
     if QUARANTINE in kinds:
@@ -213,7 +241,7 @@ def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,
     if ALERTS in kinds:
         pushes = valid.filter(pc.equal(valid.column("event"), CONFIG_PUSH))
         if pushes.num_rows:
-            observed = prepare(pushes, key, now_ms)
+            observed = prepare(pushes, key, now_ms, fleet_per_key=fleet_per_key)
             kind = pa.array([ALERTS] * observed.num_rows, pa.string())
             parts.append(_table({**{n: observed.column(n) for n in observed.column_names}, "kind": kind},
                                 observed.num_rows, ROUTED_SCHEMA))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from configwatch.errors import ConfigwatchError, SetupError, UsageError
 
-__all__ = ["BrokerUnreachableError", "JobError", "JobUsageError", "StopRequestedError"]
+__all__ = ["BrokerUnreachableError", "CheckpointLayoutError", "JobError", "JobUsageError", "StopRequestedError"]
 
 
 class JobError(ConfigwatchError):
@@ -17,6 +17,10 @@ class JobUsageError(UsageError):
 
 class BrokerUnreachableError(SetupError):
     """Kafka did not answer within the connect deadline."""
+
+
+class CheckpointLayoutError(SetupError):
+    """The checkpoint's layout file (``streaming.job.layout``) cannot be read."""
 
 
 class StopRequestedError(JobError):

@@ -32,6 +32,7 @@ from sinks.registry import build_notifier, build_output
 from streaming.job.accounting import BatchReport, new_stats_accumulator
 from streaming.job.batches import BatchFunction
 from streaming.job.exceptions import JobError, StopRequestedError
+from streaming.job.layout import pinned_layout
 from streaming.job.options import FILES, JobOptions
 from streaming.job.preflight import check_broker, topic_exists
 from streaming.pipeline import pipeline
@@ -171,11 +172,11 @@ class StreamingJob:
                                                       log_file=self.options.spark_log))
         stats = new_stats_accumulator(spark.sparkContext)
         kinds = self.options.kinds
+        checkpoint = self.options.checkpoint_for(QUERY_NAME)
         frame = pipeline(self._raw(spark), self.settings, validate=self.options.expectations, kinds=kinds,
-                         stats=stats)
+                         stats=stats, layout=pinned_layout(spark, checkpoint))
         notifier = build_notifier(self.settings.webhook_url)
         batches = BatchFunction(output, kinds, notifier, stats, self._stop, self._on_report)
-        checkpoint = self.options.checkpoint_for(QUERY_NAME)
         stream = (frame.writeStream.foreachBatch(batches).queryName(QUERY_NAME).outputMode("append")
                   .option("checkpointLocation", checkpoint))
         if self.options.available_now:

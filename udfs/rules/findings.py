@@ -71,8 +71,11 @@ def _evidence_json(evidence: object) -> str:
     return json.dumps(evidence, sort_keys=True, separators=(",", ":"), default=_plain)
 
 
+_NO_FINDINGS: Final = FINDING_SCHEMA.empty_table()  # Arrow tables are immutable: one can be shared
+
+
 def empty_findings() -> pa.Table:
-    return FINDING_SCHEMA.empty_table()
+    return _NO_FINDINGS
 
 
 def to_table(raw: pd.DataFrame, context: pd.DataFrame, key: SecretStr, now_ms: int) -> pa.Table:

@@ -52,8 +52,8 @@ from udfs.rules.findings import raw_frame
 from udfs.sensitivity import sensitive_key_first
 
 __all__ = ["IQR_K", "MIN_LOG_DISTANCE", "MIN_PEERS", "PENDING_COLUMNS", "RARE_RADIUS", "RARE_SHARE", "NumericSummary",
-           "PeerState", "fleet_observations", "is_sentinel", "peer_group", "rare_limit", "score_group",
-           "score_observations"]
+           "PeerState", "fleet_observations", "is_sentinel", "peer_group", "peer_states_from_json",
+           "peer_states_to_json", "rare_limit", "score_group", "score_observations"]
 
 RARE_SHARE = 0.02
 MIN_PEERS = 50  # 1 / RARE_SHARE: the fewest values among which one value is at most RARE_SHARE of them
@@ -164,16 +164,19 @@ class NumericSummary:
         hi = np.searchsorted(centers, ys + reach, side="right")
         return (cum[hi] - cum[lo]).astype(np.int64)
 
+    def to_obj(self) -> dict[str, Any]:
+        return {"width": self.width, "buckets": {str(k): v for k, v in sorted(self.buckets.items())}}
+
     def to_json(self) -> str:
-        return json.dumps({"width": self.width, "buckets": {str(k): v for k, v in sorted(self.buckets.items())}},
-                          separators=(",", ":"))
+        return json.dumps(self.to_obj(), separators=(",", ":"))
+
+    @classmethod
+    def from_obj(cls, obj: Mapping[str, Any]) -> NumericSummary:
+        return cls(float(obj["width"]), {int(k): int(v) for k, v in obj["buckets"].items()})
 
     @classmethod
     def from_json(cls, data: str | None) -> NumericSummary:
-        if not data:
-            return cls()
-        obj = json.loads(data)
-        return cls(float(obj["width"]), {int(k): int(v) for k, v in obj["buckets"].items()})
+        return cls.from_obj(json.loads(data)) if data else cls()
 
 
 def fleet_observations(batch: PushBatch) -> pd.DataFrame:
@@ -232,22 +235,36 @@ class PeerState:
     def count(self) -> int:
         return self.summary.count
 
-    def to_json(self) -> str:
-        body = json.loads(self.summary.to_json())
+    def to_obj(self) -> dict[str, Any]:
+        body = self.summary.to_obj()
         if self.pending:
             body["pending"] = [list(p) for p in self.pending]
-        return json.dumps(body, separators=(",", ":"))
+        return body
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_obj(), separators=(",", ":"))
+
+    @classmethod
+    def from_obj(cls, obj: Mapping[str, Any]) -> PeerState:
+        """The state from its JSON object; a bare summary (what earlier releases stored) has nothing pending."""
+        return cls(NumericSummary.from_obj(obj), tuple(tuple(p) for p in obj.get("pending", [])))
 
     @classmethod
     def from_json(cls, data: str | None) -> PeerState:
-        """The state from its JSON; a bare summary (what earlier releases stored) has nothing pending."""
-        if not data:
-            return cls()
-        pending = json.loads(data).get("pending", [])
-        return cls(NumericSummary.from_json(data), tuple(tuple(p) for p in pending))
+        return cls.from_obj(json.loads(data)) if data else cls()
 
     def pending_frame(self) -> pd.DataFrame:
         return pd.DataFrame([list(p) for p in self.pending], columns=["value", *PENDING_COLUMNS])
+
+
+def peer_states_to_json(states: Mapping[str, PeerState]) -> str:
+    """One peer group's states (config key -> PeerState) as one JSON object: a ``fleet|<group>`` key's state."""
+    return json.dumps({k: s.to_obj() for k, s in sorted(states.items())}, separators=(",", ":"))
+
+
+def peer_states_from_json(data: str | None) -> dict[str, PeerState]:
+    """The inverse of :func:`peer_states_to_json` (``None``: a group not seen yet)."""
+    return {str(k): PeerState.from_obj(v) for k, v in json.loads(data).items()} if data else {}
 
 
 def _plain(value: Any) -> Any:
@@ -275,18 +292,19 @@ def score_group(peer_group: str, key: str, observations: pd.DataFrame, prior: Pe
     observations = observations.reset_index(drop=True)
     values = observations["value"].to_numpy(dtype=float)
     summary = prior.summary.add(values) if len(values) else prior.summary
-    empty = raw_frame()
     if summary.count < min_peers:
         fresh = observations.reindex(columns=["value", *PENDING_COLUMNS])
         candidates = pd.concat([prior.pending_frame(), fresh], ignore_index=True) if prior.pending else fresh
-        return empty, PeerState(summary, _still_pending(candidates, summary, min_peers)), observations
-    waiting = prior.pending_frame()
-    if SUBJECT in observations:  # a client that pushed again: its new value stands
-        waiting = waiting[~waiting[SUBJECT].isin(observations[SUBJECT].dropna())]
-    context = pd.concat([observations, waiting], ignore_index=True) if len(waiting) else observations
+        return raw_frame(), PeerState(summary, _still_pending(candidates, summary, min_peers)), observations
+    context = observations
+    if prior.pending:
+        waiting = prior.pending_frame()
+        if SUBJECT in observations:  # a client that pushed again: its new value stands
+            waiting = waiting[~waiting[SUBJECT].isin(observations[SUBJECT].dropna())]
+        context = pd.concat([observations, waiting], ignore_index=True) if len(waiting) else observations
     state = PeerState(summary)
     if context.empty:
-        return empty, state, context
+        return raw_frame(), state, context
     values = context["value"].to_numpy(dtype=float)
     peers = summary.count
     q1, q3 = summary.quantile_log(0.25), summary.quantile_log(0.75)
@@ -306,7 +324,7 @@ def score_group(peer_group: str, key: str, observations: pd.DataFrame, prior: Pe
                      "peer_iqr": usual, "peers": peers, "peers_near_value": int(near[i]),
                      "decades_outside": round(float(out_by[i]), 3)},
     } for i in hits]
-    return (pd.DataFrame(out, columns=empty.columns) if out else empty), state, context
+    return raw_frame(out), state, context
 
 
 def score_observations(observations: pd.DataFrame, state: Mapping[tuple[str, str], PeerState],

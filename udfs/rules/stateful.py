@@ -1,7 +1,10 @@
 """Detection as two plain functions Spark can run: ``prepare`` per batch, ``step`` per state key.
 
 ``prepare`` turns a batch of decoded pushes into rows, each with a ``state_key``:
-``fleet|<peer group>|<config key>`` for a numeric value (fleet outliers),
+``fleet|<peer group>`` for a numeric value (fleet outliers; its state holds every
+config key's summary of the group, so a batch makes one call per peer group, not
+one per group and key; checkpoints from before keep ``fleet|<peer group>|<config key>``,
+``fleet_per_key``),
 ``group|<group id fingerprint>`` for a consumer's group membership (group drift),
 and ``pass|<n>`` for a finding of the stateless rules, carried as its contract
 JSON record in ``finding`` with its ``alert_id`` in ``out_key`` (so the job decodes
@@ -34,7 +37,14 @@ from udfs.rules.detect import detect_batch
 from udfs.rules.effective import Effective, effective
 from udfs.rules.exceptions import RulesError
 from udfs.rules.findings import contract_json, empty_findings, from_contract_json, to_table
-from udfs.rules.fleet import PeerState, fleet_observations, score_group
+from udfs.rules.fleet import (
+    PeerState,
+    fleet_observations,
+    peer_states_from_json,
+    peer_states_to_json,
+    score_group,
+    score_observations,
+)
 from udfs.rules.groups import MEMBER, GroupState, drift, group_observations
 
 __all__ = ["FLEET", "GROUP", "OBSERVATION_SCHEMA", "PASS", "PASS_BUCKETS", "DetectionState", "detect_with_state",
@@ -84,24 +94,31 @@ def _frame(df: pd.DataFrame) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=OBSERVATION_SCHEMA)
 
 
-def observe(pushes: pa.Table | pd.DataFrame, key: SecretStr) -> pa.Table:
+def observe(pushes: pa.Table | pd.DataFrame, key: SecretStr, *, fleet_per_key: bool = False) -> pa.Table:
     """The stateful rules' observation rows of a batch of decoded ``config_push`` rows."""
     batch = PushBatch.from_pushes(pushes, key)
     if batch.n == 0:
         return OBSERVATION_SCHEMA.empty_table()
-    return _observations(batch, effective(batch), key)
+    return _observations(batch, effective(batch), key, fleet_per_key)
 
 
-def _observations(batch: PushBatch, eff: Effective, key: SecretStr) -> pa.Table:
+def _observations(batch: PushBatch, eff: Effective, key: SecretStr, fleet_per_key: bool) -> pa.Table:
     fleet = fleet_observations(batch)
-    fleet = fleet.assign(state_key=FLEET + _SEP + fleet["peer_group"].astype(str) + _SEP + fleet["key"].astype(str))
+    fleet_key = FLEET + _SEP + fleet["peer_group"].astype(str)
+    if fleet_per_key:
+        fleet_key = fleet_key + _SEP + fleet["key"].astype(str)
+    fleet = fleet.assign(state_key=fleet_key)
     groups = group_observations(batch, eff, key)
     groups = groups.assign(state_key=GROUP + _SEP + groups["group_fp"].astype(str))
     return pa.concat_tables([_frame(fleet), _frame(groups)])
 
 
-def prepare(pushes: pa.Table | pd.DataFrame, key: SecretStr, now_ms: int) -> pa.Table:
-    """Stateless findings (as ``pass`` rows) and stateful observations of a batch, one table."""
+def prepare(pushes: pa.Table | pd.DataFrame, key: SecretStr, now_ms: int, *, fleet_per_key: bool = False
+            ) -> pa.Table:
+    """Stateless findings (as ``pass`` rows) and stateful observations of a batch, one table.
+
+    ``fleet_per_key``: fleet keys per (peer group, config key), the layout of checkpoints from before.
+    """
     batch = PushBatch.from_pushes(pushes, key)
     if batch.n == 0:
         return OBSERVATION_SCHEMA.empty_table()
@@ -110,7 +127,7 @@ def prepare(pushes: pa.Table | pd.DataFrame, key: SecretStr, now_ms: int) -> pa.
     ids = found.column("alert_id").to_pylist()
     passed = pd.DataFrame({"state_key": [pass_key(i) for i in ids], "finding": contract_json(found),
                            "out_key": ids})
-    return pa.concat_tables([_frame(passed), _observations(batch, eff, key)])
+    return pa.concat_tables([_frame(passed), _observations(batch, eff, key, fleet_per_key)])
 
 
 def step(state_key: str, observations: pd.DataFrame, state: str | None, key: SecretStr,
@@ -122,8 +139,12 @@ def step(state_key: str, observations: pd.DataFrame, state: str | None, key: Sec
         return from_contract_json([t for t in observations["finding"] if isinstance(t, str)]), None
     if kind == FLEET:
         peer_group, _, config_key = rest.partition(_SEP)
-        raw, peers, context = score_group(peer_group, config_key, observations, PeerState.from_json(state))
-        return to_table(raw, context, key, now_ms), peers.to_json()
+        if config_key:  # fleet_per_key: one config key's PeerState
+            raw, peers, context = score_group(peer_group, config_key, observations, PeerState.from_json(state))
+            return to_table(raw, context, key, now_ms), peers.to_json()
+        prior = {(peer_group, k): s for k, s in peer_states_from_json(state).items()}
+        raw, states, context = score_observations(observations, prior)
+        return to_table(raw, context, key, now_ms), peer_states_to_json({k: s for (_, k), s in states.items()})
     if kind == GROUP:
         raw, members = drift(observations, GroupState.from_json(state))
         return to_table(raw, observations, key, now_ms), members.to_json()
@@ -144,7 +165,10 @@ class DetectionState:
             kind, _, rest = state_key.partition(_SEP)
             if kind == FLEET:
                 peer_group, _, config_key = rest.partition(_SEP)
-                out[(peer_group, config_key)] = PeerState.from_json(text)
+                if config_key:
+                    out[(peer_group, config_key)] = PeerState.from_json(text)
+                else:
+                    out.update({(peer_group, k): s for k, s in peer_states_from_json(text).items()})
         return out
 
     @property
@@ -155,10 +179,11 @@ class DetectionState:
 
 
 def detect_with_state(pushes: pa.Table | pd.DataFrame, key: SecretStr, now_ms: int,
-                      state: DetectionState | None = None) -> tuple[pa.Table, DetectionState]:
+                      state: DetectionState | None = None, *, fleet_per_key: bool = False
+                      ) -> tuple[pa.Table, DetectionState]:
     """The job's detection in memory: :func:`prepare`, then :func:`step` per state key, threading the state."""
     state = state or DetectionState()
-    rows = prepare(pushes, key, now_ms).to_pandas()
+    rows = prepare(pushes, key, now_ms, fleet_per_key=fleet_per_key).to_pandas()
     if rows.empty:
         return empty_findings(), state
     states = dict(state.states)
