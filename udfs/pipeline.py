@@ -222,7 +222,7 @@ class StateLayout:
 
 
 DEFAULT_LAYOUT: Final = StateLayout()  # what a new checkpoint begins with
-# What checkpoints from before the layout was pinned used (bench.run at 64 buckets: 207 fleet keys a batch).
+# What checkpoints begun before the layout was pinned used: 64 buckets, a fleet key per peer group and config key.
 LEGACY_LAYOUT: Final = StateLayout(connection_buckets=64, fleet_per_key=True)
 
 
