@@ -272,3 +272,29 @@ def test_any_batching_of_a_random_stream_ends_at_the_reference_gauges(seed: int)
     # Across batches, each batch applies in event order after the ones before it.
     assert final == _reference([e for b in batches for e in _order(b)])
     assert final  # the random stream leaves something open, so the comparison is not vacuous
+
+
+def test_a_bucket_touches_state_only_for_what_it_had_or_keeps() -> None:
+    from udfs.memory import _DictState
+    from udfs.steps import first_step
+
+    class Counting(_DictState):
+        def __init__(self) -> None:
+            super().__init__()
+            self.removed: list[tuple[str, str]] = []
+
+        def map_remove(self, name: str, key: str) -> None:
+            self.removed.append((name, key))
+            super().map_remove(name, key)
+
+    state, key = Counting(), SecretStr("k" * 32)
+    state.key = "conn|0"
+
+    def step(*events: dict[str, Any]) -> None:
+        list(first_step("conn|0", frame(*events), state, key, GaugeConfig(), NOW))
+
+    step(ev("opened", 1, "c1"), ev("closed", 2, "c1"), ev("opened", 3, "c2"))
+    assert state.removed == []  # c1 was never stored: no round trip to remove it
+    assert state.map_get("closed", "c1") == (2,) and state.map_get("conns", "c2") is not None
+    step(ev("closed", 4, "c2"))
+    assert state.removed == [("conns", "c2")] and state.map_get("conns", "c2") is None

@@ -368,3 +368,19 @@ def test_fleet_keys_per_peer_group_find_what_keys_per_config_key_find() -> None:
     assert found[False] == found[True], found
     assert {(c, k) for _, c, k in found[False]} == {("early", ("linger.ms",)), ("early", ("batch.size",)),
                                                    ("late", ("batch.size",))}
+
+
+@pytest.mark.parametrize("per_key", [False, True], ids=["per-peer-group", "per-config-key"])
+def test_a_push_s_fleet_values_travel_as_one_row_with_its_context_once(per_key: bool) -> None:
+    from tests.rules_helpers import NOW_MS, table
+    from udfs.rules.stateful import prepare
+
+    pushes = [push({"acks": "all", "linger.ms": "5", "batch.size": "16384"}, client_id=f"c{i}") for i in range(3)]
+    frame = prepare(table(*pushes), KEY, NOW_MS, fleet_per_key=per_key).to_pandas()
+    fleet = frame[frame["state_key"].str.startswith("fleet|")]
+    values = sorted((c, k, v) for c, keys, vals in zip(fleet["client_id"], fleet["config_keys"], fleet["config_values"],
+                                                       strict=True) for k, v in zip(keys, vals, strict=True))
+    assert values == sorted((f"c{i}", k, v) for i in range(3) for k, v in (("batch.size", 16384.0), ("linger.ms", 5.0)))
+    # one row per push (its context once), or one per value in the layout of checkpoints from before
+    assert len(fleet) == (6 if per_key else 3)
+    assert all(len(keys) == (1 if per_key else 2) for keys in fleet["config_keys"])

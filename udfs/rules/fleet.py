@@ -47,12 +47,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from udfs.rules.batch import CONTEXT_COLUMNS, IDENTITY_FIELDS, SUBJECT, PushBatch
+from udfs.rules.batch import IDENTITY_FIELDS, SUBJECT, PushBatch
 from udfs.rules.findings import raw_frame
 from udfs.sensitivity import sensitive_key_first
 
 __all__ = ["IQR_K", "MIN_LOG_DISTANCE", "MIN_PEERS", "PENDING_COLUMNS", "RARE_RADIUS", "RARE_SHARE", "NumericSummary",
-           "PeerState", "fleet_observations", "is_sentinel", "peer_group", "peer_states_from_json",
+           "PeerState", "fleet_values", "is_sentinel", "peer_group", "peer_states_from_json",
            "peer_states_to_json", "rare_limit", "score_group", "score_observations"]
 
 RARE_SHARE = 0.02
@@ -179,8 +179,11 @@ class NumericSummary:
         return cls.from_obj(json.loads(data)) if data else cls()
 
 
-def fleet_observations(batch: PushBatch) -> pd.DataFrame:
-    """One row per (push, documented numeric key) value: peer_group, key, value, plus the push context."""
+def fleet_values(batch: PushBatch) -> pd.DataFrame:
+    """One row per (push, documented numeric key) value: the push's ``row``, peer_group, key, value.
+
+    In push order: the values of one push and peer group are adjacent.
+    """
     entry_profiles = batch.entry_profile_ids()
     kip = pd.notna(sensitive_key_first(batch.keys, batch.types).to_numpy(zero_copy_only=False))
     frame = pd.DataFrame({
@@ -200,11 +203,10 @@ def fleet_observations(batch: PushBatch) -> pd.DataFrame:
         parts.append(pd.DataFrame({"row": mine["row"].to_numpy(), "peer_group": group,
                                    "key": canonical.to_numpy(), "value": value.to_numpy(dtype=float)}))
     if not parts:
-        return pd.DataFrame(columns=["peer_group", "key", "value", *CONTEXT_COLUMNS, SUBJECT])
+        return pd.DataFrame({"row": pd.Series(dtype="int64"), "peer_group": pd.Series(dtype=object),
+                             "key": pd.Series(dtype=object), "value": pd.Series(dtype=float)})
     obs = pd.concat(parts, ignore_index=True)
-    obs = obs[np.isfinite(obs["value"]) & ~is_sentinel(obs["value"].to_numpy(dtype=float))]
-    ctx = batch.context[[*CONTEXT_COLUMNS, SUBJECT]].iloc[obs["row"].to_numpy()].reset_index(drop=True)
-    return pd.concat([obs.drop(columns="row").reset_index(drop=True), ctx], axis=1)
+    return obs[np.isfinite(obs["value"]) & ~is_sentinel(obs["value"].to_numpy(dtype=float))].reset_index(drop=True)
 
 
 def _shown(x: float) -> Any:

@@ -1,10 +1,11 @@
 """Detection as two plain functions Spark can run: ``prepare`` per batch, ``step`` per state key.
 
 ``prepare`` turns a batch of decoded pushes into rows, each with a ``state_key``:
-``fleet|<peer group>`` for a numeric value (fleet outliers; its state holds every
-config key's summary of the group, so a batch makes one call per peer group, not
-one per group and key; checkpoints from before keep ``fleet|<peer group>|<config key>``,
-``fleet_per_key``),
+``fleet|<peer group>`` for a push's numeric values (fleet outliers; one row per push
+with its config keys and values as lists, so the push's context travels once, not once
+per value; the key's state holds every config key's summary of the group, so a batch
+makes one call per peer group, not one per group and key; checkpoints from before keep
+``fleet|<peer group>|<config key>``, one row per value, ``fleet_per_key``),
 ``group|<group id fingerprint>`` for a consumer's group membership (group drift),
 and ``pass|<n>`` for a finding of the stateless rules, carried as its contract
 JSON record in ``finding`` with its ``alert_id`` in ``out_key`` (so the job decodes
@@ -28,6 +29,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -39,7 +41,7 @@ from udfs.rules.exceptions import RulesError
 from udfs.rules.findings import contract_json, empty_findings, from_contract_json, to_table
 from udfs.rules.fleet import (
     PeerState,
-    fleet_observations,
+    fleet_values,
     peer_states_from_json,
     peer_states_to_json,
     score_group,
@@ -55,12 +57,14 @@ GROUP = "group"
 PASS = "pass"
 PASS_BUCKETS = 8  # stateless rows spread over a few keys (one Python call per key and batch)
 _SEP = "|"
+CONFIG_KEYS = "config_keys"
+CONFIG_VALUES = "config_values"
 
 OBSERVATION_SCHEMA = pa.schema([
     pa.field("state_key", pa.string()),
     pa.field("peer_group", pa.string()),
-    pa.field("key", pa.string()),
-    pa.field("value", pa.float64()),
+    pa.field(CONFIG_KEYS, pa.list_(pa.string())),  # a fleet row's config keys and their values
+    pa.field(CONFIG_VALUES, pa.list_(pa.float64())),
     pa.field("group_fp", pa.string()),
     pa.field("group", pa.string()),
     pa.field("protocol", pa.string()),
@@ -78,11 +82,13 @@ def pass_key(out_key: str) -> str:
     return f"{PASS}{_SEP}{zlib.crc32(out_key.encode('utf-8', 'surrogatepass')) % PASS_BUCKETS}"
 
 
-def _frame(df: pd.DataFrame) -> pa.Table:
-    """``df``'s columns in ``OBSERVATION_SCHEMA`` (absent ones null)."""
+def _frame(df: pd.DataFrame, lists: Mapping[str, pa.Array] | None = None) -> pa.Table:
+    """``df``'s columns and ``lists`` in ``OBSERVATION_SCHEMA`` (absent ones null)."""
     arrays = []
     for f in OBSERVATION_SCHEMA:
-        if f.name not in df.columns:
+        if lists and f.name in lists:
+            arrays.append(lists[f.name])
+        elif f.name not in df.columns:
             arrays.append(pa.nulls(len(df), f.type))
         elif f.type == pa.int64():
             arrays.append(pa.array(pd.to_numeric(df[f.name], errors="coerce").astype("Int64"), f.type))
@@ -102,15 +108,47 @@ def observe(pushes: pa.Table | pd.DataFrame, key: SecretStr, *, fleet_per_key: b
     return _observations(batch, effective(batch), key, fleet_per_key)
 
 
-def _observations(batch: PushBatch, eff: Effective, key: SecretStr, fleet_per_key: bool) -> pa.Table:
-    fleet = fleet_observations(batch)
-    fleet_key = FLEET + _SEP + fleet["peer_group"].astype(str)
+def _fleet_rows(batch: PushBatch, fleet_per_key: bool) -> pa.Table:
+    """Fleet rows: per push and peer group its values as lists, with the push's context once.
+
+    ``fleet_per_key`` (the layout of checkpoints from before): one row per value, its key in the state key.
+    """
+    values = fleet_values(batch)
+    n = len(values)
     if fleet_per_key:
-        fleet_key = fleet_key + _SEP + fleet["key"].astype(str)
-    fleet = fleet.assign(state_key=fleet_key)
+        starts = np.arange(n)
+    else:  # a run of one push's values in one peer group (fleet_values keeps them adjacent)
+        rows, groups = values["row"].to_numpy(), values["peer_group"].to_numpy(dtype=object)
+        starts = np.flatnonzero(np.r_[True, (rows[1:] != rows[:-1]) | (groups[1:] != groups[:-1])]) if n \
+            else np.arange(0)
+    offsets = pa.array(np.r_[starts, n], pa.int32())
+    first = values.iloc[starts].reset_index(drop=True)
+    state_key = FLEET + _SEP + first["peer_group"].astype(str)
+    if fleet_per_key:
+        state_key = state_key + _SEP + first["key"].astype(str)
+    context = batch.context[[*CONTEXT_COLUMNS, SUBJECT]].iloc[first["row"].to_numpy()].reset_index(drop=True)
+    frame = pd.concat([first[["peer_group"]], context], axis=1).assign(state_key=state_key)
+    return _frame(frame, {
+        CONFIG_KEYS: pa.ListArray.from_arrays(offsets, pa.array(values["key"].to_numpy(dtype=object), pa.string())),
+        CONFIG_VALUES: pa.ListArray.from_arrays(offsets, pa.array(values["value"].to_numpy(dtype=float))),
+    })
+
+
+def _fleet_values(rows: pd.DataFrame) -> pd.DataFrame:
+    """A fleet key's rows, one per value again: ``key`` and ``value`` beside each push's context."""
+    keys, values = rows[CONFIG_KEYS].tolist(), rows[CONFIG_VALUES].tolist()
+    lengths = np.fromiter((len(k) for k in keys), dtype=np.int64, count=len(keys))
+    out = rows.drop(columns=[CONFIG_KEYS, CONFIG_VALUES]).iloc[np.repeat(np.arange(len(rows)), lengths)]
+    out = out.reset_index(drop=True)
+    out["key"] = np.concatenate(keys).astype(object) if len(keys) else np.array([], dtype=object)
+    out["value"] = np.concatenate(values).astype(float) if len(values) else np.array([], dtype=float)
+    return out
+
+
+def _observations(batch: PushBatch, eff: Effective, key: SecretStr, fleet_per_key: bool) -> pa.Table:
     groups = group_observations(batch, eff, key)
     groups = groups.assign(state_key=GROUP + _SEP + groups["group_fp"].astype(str))
-    return pa.concat_tables([_frame(fleet), _frame(groups)])
+    return pa.concat_tables([_fleet_rows(batch, fleet_per_key), _frame(groups)])
 
 
 def prepare(pushes: pa.Table | pd.DataFrame, key: SecretStr, now_ms: int, *, fleet_per_key: bool = False
@@ -138,6 +176,7 @@ def step(state_key: str, observations: pd.DataFrame, state: str | None, key: Sec
     if kind == PASS:
         return from_contract_json([t for t in observations["finding"] if isinstance(t, str)]), None
     if kind == FLEET:
+        observations = _fleet_values(observations)
         peer_group, _, config_key = rest.partition(_SEP)
         if config_key:  # fleet_per_key: one config key's PeerState
             raw, peers, context = score_group(peer_group, config_key, observations, PeerState.from_json(state))
