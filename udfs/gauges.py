@@ -138,7 +138,7 @@ class Delta(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class BucketStep:
-    """What one bucket's batch changed: connections (None = gone), markers, the clock, and the deltas."""
+    """What one bucket's batch changed: stored connections (None = remove), markers, the clock, the deltas."""
 
     conns: dict[str, Conn | None]
     markers: dict[str, int]
@@ -216,7 +216,9 @@ def step_bucket(events: pd.DataFrame, conns: Mapping[str, Conn], markers: Mappin
             inst = instance if isinstance(instance, str) and instance else None
             live[cid] = Conn(str(name), str(version), inst, ts, ts, now_ms)
             deltas.append(Delta(str(name), str(version), inst, +1))
-    return BucketStep(live, marks, clock_ms, deltas)
+    # A connection opened and closed within the batch was never stored: nothing to remove.
+    changed = {cid: conn for cid, conn in live.items() if conn is not None or cid in conns}
+    return BucketStep(changed, marks, clock_ms, deltas)
 
 
 def stale_markers(markers: Mapping[str, int], clocks: Mapping[int, int], config: GaugeConfig

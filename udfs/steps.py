@@ -113,8 +113,7 @@ def _connections(frame: pd.DataFrame, state: KeyedState, config: GaugeConfig, no
     result = step_bucket(events, conns, markers, clock, now_ms, config)
     for cid, conn in result.conns.items():
         if conn is None:
-            if cid in conns:  # opened and closed within this batch: nothing stored, no round trip to remove
-                state.map_remove("conns", cid)
+            state.map_remove("conns", cid)
         else:
             state.map_put("conns", cid, tuple(conn))
     for cid, ms in result.markers.items():

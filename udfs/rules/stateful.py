@@ -115,12 +115,11 @@ def _fleet_rows(batch: PushBatch, fleet_per_key: bool) -> pa.Table:
     """
     values = fleet_values(batch)
     n = len(values)
-    if fleet_per_key:
+    if fleet_per_key or n == 0:
         starts = np.arange(n)
     else:  # a run of one push's values in one peer group (fleet_values keeps them adjacent)
         rows, groups = values["row"].to_numpy(), values["peer_group"].to_numpy(dtype=object)
-        starts = np.flatnonzero(np.r_[True, (rows[1:] != rows[:-1]) | (groups[1:] != groups[:-1])]) if n \
-            else np.arange(0)
+        starts = np.flatnonzero(np.r_[True, (rows[1:] != rows[:-1]) | (groups[1:] != groups[:-1])])
     offsets = pa.array(np.r_[starts, n], pa.int32())
     first = values.iloc[starts].reset_index(drop=True)
     state_key = FLEET + _SEP + first["peer_group"].astype(str)
