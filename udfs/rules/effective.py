@@ -146,8 +146,7 @@ def effective(batch: PushBatch) -> Effective:
     profile_ids = pd.Series(batch.profile_ids, index=index, dtype=object)
     role = profile_ids.map({pid: prof.role for pid, prof in batch.profiles.items()}).fillna("none")
     judge = profile_ids.map({pid: prof.judge for pid, prof in batch.profiles.items()}).fillna("none")
-    yields = profile_ids.map({pid: YIELDING_IDEMPOTENCE in prof.behaviours
-                              for pid, prof in batch.profiles.items()}).fillna(False).astype(bool)
+    yields = profile_ids.isin([pid for pid, prof in batch.profiles.items() if YIELDING_IDEMPOTENCE in prof.behaviours])
     return Effective(values=typed, sent=pd.DataFrame(sent, columns=list(RULE_KEYS), index=index),
                      explicit=pd.DataFrame(explicit, columns=list(RULE_KEYS), index=index), role=role, judge=judge,
                      yields=yields)
