@@ -298,3 +298,21 @@ def test_a_bucket_touches_state_only_for_what_it_had_or_keeps() -> None:
     assert state.map_get("closed", "c1") == (2,) and state.map_get("conns", "c2") is not None
     step(ev("closed", 4, "c2"))
     assert state.removed == [("conns", "c2")] and state.map_get("conns", "c2") is None
+
+
+def test_a_connection_opened_and_closed_within_a_batch_gives_no_deltas_unless_it_carries_usage() -> None:
+    from udfs.gauges import sorted_events, step_bucket
+
+    def deltas(*events: dict[str, Any]) -> list[tuple[str, int]]:
+        step = step_bucket(sorted_events(frame(*events)), {}, {}, 0, NOW, GaugeConfig())
+        return [(d.instance or "", d.change) for d in step.deltas]
+
+    # c1 comes and goes (its +1 and -1 cancel); c2 stays; c3 reopens after its close and stays.
+    assert deltas(ev("opened", 1, "c1", inst="i1"), ev("closed", 2, "c1"), ev("opened", 3, "c2", inst="i2"),
+                  ev("opened", 4, "c3"), ev("closed", 5, "c3"), ev("opened", 6, "c3", inst="i3")) == [
+        ("i2", +1), ("i3", +1)]
+    used = frame(ev("opened", 1, "c1", inst="i1"), ev("closed", 2, "c1")).assign(
+        request_versions=[None, "usage-of-c1"])
+    step = step_bucket(sorted_events(used), {}, {}, 0, NOW, GaugeConfig())
+    assert [(d.change, d.usage) for d in step.deltas] == [(+1, None), (-1, "usage-of-c1")]
+    assert step.markers == {"c1": 2} and step.conns == {}

@@ -172,14 +172,16 @@ def step_bucket(events: pd.DataFrame, conns: Mapping[str, Conn], markers: Mappin
     """Apply one bucket's events (``sorted_events`` order, names masked) to the entries they name.
 
     ``conns``/``markers`` hold the stored entries of the connections in ``events``
-    (absent: none stored); only those are read or changed.
+    (absent: none stored); only those are read or changed. A connection opened and
+    closed within the batch gives no deltas (they cancel), unless its close carries usage.
     """
     if len(events):
         clock_ms = max(clock_ms, int(events["timestamp_ms"].max()))
     horizon = clock_ms - config.closed_retention_ms
     live: dict[str, Conn | None] = {}
     marks: dict[str, int] = {}
-    deltas: list[Delta] = []
+    deltas: list[Delta | None] = []
+    born: dict[str, int] = {}  # connections opened in this batch: the index of their +1
 
     def current(cid: str) -> Conn | None:
         return live[cid] if cid in live else conns.get(cid)
@@ -201,8 +203,11 @@ def step_bucket(events: pd.DataFrame, conns: Mapping[str, Conn], markers: Mappin
             if event == CONNECTION_CLOSED:
                 live[cid] = None
                 marks[cid] = ts
-                deltas.append(Delta(conn.name, conn.version, conn.instance, -1,
-                                    usage=usage if isinstance(usage, str) else None))
+                used = usage if isinstance(usage, str) else None
+                if cid in born and used is None:  # opened and closed within the batch: no change to count
+                    deltas[born.pop(cid)] = None
+                else:
+                    deltas.append(Delta(conn.name, conn.version, conn.instance, -1, usage=used))
             else:  # a repeated open or any other event of an open connection: only the lease moves
                 live[cid] = conn._replace(last_event_ms=max(conn.last_event_ms, ts), seen_ms=now_ms)
             continue
@@ -215,10 +220,11 @@ def step_bucket(events: pd.DataFrame, conns: Mapping[str, Conn], markers: Mappin
                 continue  # an open no newer than a close already applied: redelivered
             inst = instance if isinstance(instance, str) and instance else None
             live[cid] = Conn(str(name), str(version), inst, ts, ts, now_ms)
+            born[cid] = len(deltas)
             deltas.append(Delta(str(name), str(version), inst, +1))
     # A connection opened and closed within the batch was never stored: nothing to remove.
     changed = {cid: conn for cid, conn in live.items() if conn is not None or cid in conns}
-    return BucketStep(changed, marks, clock_ms, deltas)
+    return BucketStep(changed, marks, clock_ms, [d for d in deltas if d is not None])
 
 
 def stale_markers(markers: Mapping[str, int], clocks: Mapping[int, int], config: GaugeConfig
