@@ -38,7 +38,7 @@ from configwatch.settings import Settings
 from streaming.decode import DecodeUdf
 from udfs.gauges import GaugeConfig
 from udfs.pipeline import DEFAULT_LAYOUT, FINAL_SCHEMA, MID_SCHEMA, ROUTED_SCHEMA, StateLayout, route
-from udfs.steps import STATE_SCHEMAS, expire_step, first_step, second_step
+from udfs.steps import STATE_SCHEMAS, connection_variables, expire_step, first_step, second_step
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -141,7 +141,7 @@ class StateStep(StatefulProcessor):
         self._gauges = gauges
 
     def init(self, handle: StatefulProcessorHandle) -> None:
-        self._state = _SparkState(handle, ("detect", "conns", "closed", "clock"))
+        self._state = _SparkState(handle, ("detect", *connection_variables(self._gauges)))
 
     def handleInputRows(  # noqa: N802 - PySpark's name
             self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues,  # noqa: N803

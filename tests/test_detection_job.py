@@ -221,10 +221,10 @@ def test_no_planted_secret_in_any_output_log_or_checkpoint(first_run: Run, spark
     # The gauges key on name/version: a secret version is counted under its fingerprint, in the topic and state.
     marker = f"redacted-{fingerprint(SECRETS['software_version'], key)}"
     assert marker in _texts(first_run)["gauges topic"]
-    conns = [r.asDict(recursive=True) for r in _state(spark, first_run, "conns").collect()]
-    versions = {r["user_map_value"]["version"] for r in conns}
+    entries = [r.asDict(recursive=True) for r in _state(spark, first_run, "entries").collect()]
+    versions = {r["user_map_value"]["version"] for r in entries}
     assert marker in versions and SECRETS["software_version"] not in versions
-    for name in ("closed", "clock"):
+    for name in ("entries", "clock"):
         text = json.dumps([r.asDict(recursive=True) for r in _state(spark, first_run, name).collect()], default=str)
         assert [n for n, value in planted.items() if value in text] == []
     totals = json.dumps([r.asDict(recursive=True) for r in _state(spark, first_run, "instances", 0).collect()]

@@ -15,6 +15,8 @@ from configwatch.errors import UsageError
 from configwatch.settings import Settings
 from sinks.kafka import ensure_topic
 from streaming.job import JobOptions, StreamingJob
+from streaming.job.layout import LAYOUT_FILE
+from streaming.job.runner import QUERY_NAME
 from streaming.pipeline import gauge_config
 from tests.kafka_helpers import produce, read_all
 from tests.test_sinks import _lines
@@ -154,7 +156,12 @@ def test_exact_gauges_on_the_broker_with_tombstones_on_a_compacted_topic(
 
 
 @pytest.mark.spark
-def test_exact_gauges_in_replay_mode_with_removed_records(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("pinned", [None, '{"connection_buckets": 8, "fleet_per_key": false}'],
+                         ids=["entries", "markers-apart"])
+def test_exact_gauges_in_replay_mode_with_removed_records(spark: Any, tmp_path: Path, pinned: str | None) -> None:
+    if pinned is not None:  # a checkpoint begun before one entry per connection keeps its markers apart
+        (tmp_path / "ckpt" / QUERY_NAME).mkdir(parents=True)
+        (tmp_path / "ckpt" / QUERY_NAME / LAYOUT_FILE).write_text(pinned)
     replay = tmp_path / "replay"
     replay.mkdir()
     for i, phase in enumerate(PHASES):
@@ -176,3 +183,6 @@ def test_exact_gauges_in_replay_mode_with_removed_records(spark: Any, tmp_path: 
             by_epoch.setdefault(epoch, {})[key] = (g["connections"], g["client_instances"], g["removed"])
     assert [by_epoch[e] for e in sorted(by_epoch)] == EXPECTED, lines
     assert len(_lines(out / "gauges")) == sum(len(e) for e in EXPECTED)
+    markers = spark.read.format("statestore").option("operatorId", 1).option(
+        "stateVarName", "entries" if pinned is None else "closed").load(str(tmp_path / "ckpt" / QUERY_NAME))
+    assert markers.count() > 0  # the markers are where the checkpoint's layout puts them

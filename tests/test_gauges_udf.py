@@ -274,30 +274,59 @@ def test_any_batching_of_a_random_stream_ends_at_the_reference_gauges(seed: int)
     assert final  # the random stream leaves something open, so the comparison is not vacuous
 
 
-def test_a_bucket_touches_state_only_for_what_it_had_or_keeps() -> None:
+@pytest.mark.parametrize("apart", [False, True], ids=["entries", "markers-apart"])
+def test_a_bucket_touches_state_only_for_what_it_had_or_keeps(apart: bool) -> None:
     from udfs.memory import _DictState
     from udfs.steps import first_step
 
     class Counting(_DictState):
         def __init__(self) -> None:
             super().__init__()
-            self.removed: list[tuple[str, str]] = []
+            self.calls: list[tuple[str, str, str]] = []
+
+        def map_get(self, name: str, key: str) -> tuple[Any, ...] | None:
+            self.calls.append(("get", name, key))
+            return super().map_get(name, key)
+
+        def map_put(self, name: str, key: str, value: tuple[Any, ...]) -> None:
+            self.calls.append(("put", name, key))
+            super().map_put(name, key, value)
 
         def map_remove(self, name: str, key: str) -> None:
-            self.removed.append((name, key))
+            self.calls.append(("remove", name, key))
             super().map_remove(name, key)
 
-    state, key = Counting(), SecretStr("k" * 32)
+    state, key, config = Counting(), SecretStr("k" * 32), GaugeConfig(markers_apart=apart)
     state.key = "conn|0"
 
-    def step(*events: dict[str, Any]) -> None:
-        list(first_step("conn|0", frame(*events), state, key, GaugeConfig(), NOW))
+    def step(*events: dict[str, Any]) -> list[tuple[str, str, str]]:
+        state.calls.clear()
+        list(first_step("conn|0", frame(*events), state, key, config, NOW))
+        return sorted(state.calls)
 
-    step(ev("opened", 1, "c1"), ev("closed", 2, "c1"), ev("opened", 3, "c2"))
-    assert state.removed == []  # c1 was never stored: no round trip to remove it
-    assert state.map_get("closed", "c1") == (2,) and state.map_get("conns", "c2") is not None
-    step(ev("closed", 4, "c2"))
-    assert state.removed == [("conns", "c2")] and state.map_get("conns", "c2") is None
+    def stored(cid: str) -> tuple[tuple[Any, ...] | None, ...]:
+        if apart:
+            return _DictState.map_get(state, "conns", cid), _DictState.map_get(state, "closed", cid)
+        return (_DictState.map_get(state, "entries", cid),)
+
+    calls = step(ev("opened", 1, "c1"), ev("closed", 2, "c1"), ev("opened", 3, "c2"))
+    if apart:  # c1 was never stored: no round trip to remove it, but two reads and a marker
+        assert calls == [("get", "closed", "c1"), ("get", "closed", "c2"), ("get", "conns", "c1"),
+                         ("get", "conns", "c2"), ("put", "closed", "c1"), ("put", "conns", "c2")]
+        assert stored("c1") == (None, (2,)) and stored("c2")[0] is not None
+    else:  # one read and one write per connection
+        assert calls == [("get", "entries", "c1"), ("get", "entries", "c2"),
+                         ("put", "entries", "c1"), ("put", "entries", "c2")]
+        assert stored("c1") == ((None,) * 6 + (2,),) and stored("c2")[0][:2] == ("java", "3.9")  # type: ignore[index]
+    calls = step(ev("closed", 4, "c2"), ev("opened", 5, "c1"))  # c1 reopens after its close
+    if apart:
+        assert calls == [("get", "closed", "c1"), ("get", "conns", "c1"), ("get", "conns", "c2"),
+                         ("put", "closed", "c2"), ("put", "conns", "c1"), ("remove", "conns", "c2")]
+        assert stored("c2") == (None, (4,)) and stored("c1")[0] is not None
+    else:  # a close overwrites the connection's entry with its marker; a reopen keeps the old marker beside
+        assert calls == [("get", "entries", "c1"), ("get", "entries", "c2"),
+                         ("put", "entries", "c1"), ("put", "entries", "c2")]
+        assert stored("c2") == ((None,) * 6 + (4,),) and stored("c1")[0][-1] == 2  # type: ignore[index]
 
 
 def test_a_connection_opened_and_closed_within_a_batch_gives_no_deltas_unless_it_carries_usage() -> None:
@@ -316,3 +345,38 @@ def test_a_connection_opened_and_closed_within_a_batch_gives_no_deltas_unless_it
     step = step_bucket(sorted_events(used), {}, {}, 0, NOW, GaugeConfig())
     assert [(d.change, d.usage) for d in step.deltas] == [(+1, None), (-1, "usage-of-c1")]
     assert step.markers == {"c1": 2} and step.conns == {}
+
+
+@pytest.mark.parametrize("apart", [False, True], ids=["entries", "markers-apart"])
+def test_the_keyed_bucket_step_keeps_what_the_in_memory_transition_keeps(apart: bool) -> None:
+    from udfs.memory import _DictState
+    from udfs.steps import expire_step, first_step
+
+    rng = random.Random(7)
+    config = GaugeConfig(ttl_ms=40, closed_retention_ms=150, buckets=1, markers_apart=apart)
+    events = [ev(rng.choice(["opened", "opened", "closed", "config_push"]), offset // 3 + rng.randrange(40),
+                 f"c{rng.randrange(3000)}", inst=rng.choice([None, "i1", "i2"]), offset=offset)
+              for offset in range(1, 6001)]  # enough closes for the amortised marker sweep to run
+    state, memory, key = _DictState(), GaugeState.empty(), SecretStr("k" * 32)
+    state.key = "conn|0"
+    for i in range(0, len(events), 150):
+        now = NOW + i
+        list(first_step("conn|0", frame(*events[i:i + 150]), state, key, config, now))
+        list(expire_step(state, config, now))
+        memory = advance(memory, frame(*events[i:i + 150]), now, config).state
+    horizon = memory.clocks[0] - config.closed_retention_ms
+    if apart:
+        conns = dict(state.maps[("conn|0", "conns")])
+        marks = {c: v[0] for c, v in state.maps[("conn|0", "closed")].items()}
+    else:
+        entries = state.maps[("conn|0", "entries")]
+        conns = {c: v[:6] for c, v in entries.items() if v[0] is not None}
+        marks = {c: v[6] for c, v in entries.items() if v[6] is not None}
+    assert conns == {c: tuple(v) for c, v in memory.conns.items()} and conns
+    assert {c: m for c, m in marks.items() if m >= horizon} == {c: m for c, m in memory.markers.items()
+                                                                if m >= horizon}
+    clock = state.get("clock")
+    assert clock is not None and clock[3] > 0  # the amortised sweep ran (it sets what it left)
+    # Without the sweep nearly every connection would keep a marker (a close, or a lease drop): 2,326 here.
+    assert len(marks) < len({e["connection_id"] for e in events}) // 2
+    assert memory.expired_total > 0 and clock[1] == memory.expired_total

@@ -106,6 +106,7 @@ class GaugeConfig:
     closed_retention_ms: int = DEFAULT_CLOSED_RETENTION_MS
     fingerprint_key: SecretStr | None = None
     buckets: int = DEFAULT_BUCKETS
+    markers_apart: bool = False  # Spark state: close markers in a map of their own (``udfs.steps``)
 
     def __post_init__(self) -> None:
         if self.ttl_ms is not None and self.ttl_ms <= 0:

@@ -215,15 +215,16 @@ class StateLayout:
 
     connection_buckets: int = DEFAULT_BUCKETS  # ``conn|<n>`` keys: few, so a batch makes few Python calls
     fleet_per_key: bool = False  # ``fleet|<peer group>|<config key>`` instead of ``fleet|<peer group>``
+    markers_apart: bool = False  # close markers in their own map, not in the connection's entry
 
     def gauges(self, config: GaugeConfig) -> GaugeConfig:
-        """``config`` with this layout's connection buckets."""
-        return replace(config, buckets=self.connection_buckets)
+        """``config`` with this layout's connection buckets and marker placement."""
+        return replace(config, buckets=self.connection_buckets, markers_apart=self.markers_apart)
 
 
 DEFAULT_LAYOUT: Final = StateLayout()  # what a new checkpoint begins with
 # What checkpoints begun before the layout was pinned used: 64 buckets, a fleet key per peer group and config key.
-LEGACY_LAYOUT: Final = StateLayout(connection_buckets=64, fleet_per_key=True)
+LEGACY_LAYOUT: Final = StateLayout(connection_buckets=64, fleet_per_key=True, markers_apart=True)
 
 
 def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,

@@ -8,14 +8,16 @@ processed: ``streaming.pipeline`` backs it with Spark's state variables (RocksDB
 :class:`udfs.memory.MemoryPipeline` with dicts (tests, the bench peers).
 
 State variables: ``detect`` (detection JSON of a ``fleet|``/``group|`` key),
-``conns`` (map: connection id -> ``Conn``), ``closed`` (map: connection id -> close
-time), ``clock`` (a bucket's clock, lease total and marker bookkeeping),
-``totals`` (a gauge key's counts), ``instances`` (map: instance -> connections).
+``entries`` (map: connection id -> its ``Conn`` and its close marker, either may be
+null; checkpoints begun before it keep ``conns``, connection id -> ``Conn``, and
+``closed``, connection id -> close time: ``GaugeConfig.markers_apart``), ``clock``
+(a bucket's clock, lease total and marker bookkeeping), ``totals`` (a gauge key's
+counts), ``instances`` (map: instance -> connections).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any, Final, Protocol
 
@@ -26,6 +28,7 @@ from configwatch.records import VersionUsage
 from configwatch.secrets import SecretStr
 from udfs.gauges import (
     INPUT_COLUMNS,
+    BucketStep,
     Conn,
     Delta,
     GaugeConfig,
@@ -43,11 +46,12 @@ from udfs.rules.stateful import PASS, step
 from udfs.schema import state_ddl
 from udfs.upgrade.usage import decode_usage
 
-__all__ = ["STATE_SCHEMAS", "KeyedState", "expire_step", "first_step", "second_step"]
+__all__ = ["STATE_SCHEMAS", "KeyedState", "connection_variables", "expire_step", "first_step", "second_step"]
 
 # Each state variable's Spark schema: (kind, schema) for values, (kind, key schema, value schema) for maps.
 STATE_SCHEMAS: Final = {
     "detect": ("list", "state string"),
+    "entries": ("map", "connection_id string", f"{state_ddl(Conn)}, closed_ms long"),
     "conns": ("map", "connection_id string", state_ddl(Conn)),
     "closed": ("map", "connection_id string", "closed_ms long"),
     "clock": ("value", "clock_ms long, expired_total long, markers_written long, markers_live long"),
@@ -97,34 +101,130 @@ def _clock(state: KeyedState) -> tuple[int, int, int, int]:
     return (int(stored[0]), int(stored[1]), int(stored[2]), int(stored[3])) if stored else (0, 0, 0, 0)
 
 
+class _Entries:
+    """A bucket's connections and close markers, one ``entries`` value per connection id.
+
+    A connection costs one read and one write a batch (a close overwrites the open entry).
+    """
+
+    NAME: Final = "entries"
+    _NO_CONN: Final = (None,) * len(Conn._fields)
+
+    def __init__(self, state: KeyedState) -> None:
+        self._state = state
+        self._stored: dict[str, tuple[Any, ...]] = {}
+
+    def read(self, cids: list[str]) -> tuple[dict[str, Conn], dict[str, int]]:
+        conns, markers = {}, {}
+        for cid in cids:
+            value = self._state.map_get(self.NAME, cid)
+            if value is not None:
+                self._stored[cid] = value
+                conn, marker = self._split(value)
+                if conn is not None:
+                    conns[cid] = conn
+                if marker is not None:
+                    markers[cid] = marker
+        return conns, markers
+
+    def write(self, result: BucketStep) -> None:
+        for cid in result.conns.keys() | result.markers.keys():
+            conn, marker = self._split(self._stored.get(cid))
+            self._put(cid, result.conns.get(cid, conn), result.markers.get(cid, marker))
+
+    def sweep(self, clock_ms: int, config: GaugeConfig) -> int:
+        """Drop the markers behind the retention horizon; the entries left."""
+        values = dict(self._state.map_items(self.NAME))
+        marks = {cid: m for cid, v in values.items() if (m := self._split(v)[1]) is not None}
+        stale = stale_markers(marks, {0: clock_ms}, replace(config, buckets=1)).get(0, [])
+        for cid in stale:
+            self._put(cid, self._split(values[cid])[0], None)
+        return len(values) - sum(self._split(values[cid])[0] is None for cid in stale)
+
+    def open_conns(self) -> dict[str, Conn]:
+        return {cid: conn for cid, v in self._state.map_items(self.NAME) if (conn := self._split(v)[0]) is not None}
+
+    def expire(self, gone: Mapping[str, Conn]) -> None:
+        for cid, conn in gone.items():
+            self._put(cid, None, conn.last_event_ms)
+
+    def _put(self, cid: str, conn: Conn | None, marker: int | None) -> None:
+        if conn is None and marker is None:
+            self._state.map_remove(self.NAME, cid)
+        else:
+            self._state.map_put(self.NAME, cid, (*(self._NO_CONN if conn is None else conn), marker))
+
+    @staticmethod
+    def _split(value: tuple[Any, ...] | None) -> tuple[Conn | None, int | None]:
+        if value is None:
+            return None, None
+        return (None if value[0] is None else Conn(*value[:-1])), (None if value[-1] is None else int(value[-1]))
+
+
+class _Apart:
+    """Connections in ``conns``, close markers in ``closed``: checkpoints begun before ``entries``."""
+
+    def __init__(self, state: KeyedState) -> None:
+        self._state = state
+
+    def read(self, cids: list[str]) -> tuple[dict[str, Conn], dict[str, int]]:
+        conns, markers = {}, {}
+        for cid in cids:
+            value = self._state.map_get("conns", cid)
+            if value is not None:
+                conns[cid] = Conn(*value)
+            else:
+                marker = self._state.map_get("closed", cid)
+                if marker is not None:
+                    markers[cid] = int(marker[0])
+        return conns, markers
+
+    def write(self, result: BucketStep) -> None:
+        for cid, conn in result.conns.items():
+            if conn is None:
+                self._state.map_remove("conns", cid)
+            else:
+                self._state.map_put("conns", cid, tuple(conn))
+        for cid, ms in result.markers.items():
+            self._state.map_put("closed", cid, (ms,))
+
+    def sweep(self, clock_ms: int, config: GaugeConfig) -> int:
+        """Drop the markers behind the retention horizon; the markers left."""
+        marks = {cid: int(v[0]) for cid, v in self._state.map_items("closed")}
+        stale = stale_markers(marks, {0: clock_ms}, replace(config, buckets=1)).get(0, [])
+        for cid in stale:
+            self._state.map_remove("closed", cid)
+        return len(marks) - len(stale)
+
+    def open_conns(self) -> dict[str, Conn]:
+        return {cid: Conn(*v) for cid, v in self._state.map_items("conns")}
+
+    def expire(self, gone: Mapping[str, Conn]) -> None:
+        for cid, conn in gone.items():
+            self._state.map_remove("conns", cid)
+            self._state.map_put("closed", cid, (conn.last_event_ms,))
+
+
+def connection_variables(config: GaugeConfig) -> tuple[str, ...]:
+    """The state variables a connection bucket uses (``GaugeConfig.markers_apart``: the layout's choice)."""
+    return ("conns", "closed", "clock") if config.markers_apart else (_Entries.NAME, "clock")
+
+
+def _store(state: KeyedState, config: GaugeConfig) -> _Entries | _Apart:
+    return _Apart(state) if config.markers_apart else _Entries(state)
+
+
 def _connections(frame: pd.DataFrame, state: KeyedState, config: GaugeConfig, now_ms: int) -> Iterator[pd.DataFrame]:
     """One connection bucket: read the entries of the connections named, apply, write back what changed."""
     events = sorted_events(frame[list(INPUT_COLUMNS)])
-    conns, markers = {}, {}
-    for cid in events["connection_id"].unique().tolist():
-        value = state.map_get("conns", cid)
-        if value is not None:
-            conns[cid] = Conn(*value)
-        else:
-            marker = state.map_get("closed", cid)
-            if marker is not None:
-                markers[cid] = int(marker[0])
+    store = _store(state, config)
+    conns, markers = store.read(events["connection_id"].unique().tolist())
     clock, expired_total, written, live = _clock(state)
     result = step_bucket(events, conns, markers, clock, now_ms, config)
-    for cid, conn in result.conns.items():
-        if conn is None:
-            state.map_remove("conns", cid)
-        else:
-            state.map_put("conns", cid, tuple(conn))
-    for cid, ms in result.markers.items():
-        state.map_put("closed", cid, (ms,))
+    store.write(result)
     written += len(result.markers)
     if prune_due(written, live):
-        marks = {cid: int(v[0]) for cid, v in state.map_items("closed")}
-        stale = stale_markers(marks, {0: result.clock_ms}, replace(config, buckets=1)).get(0, [])
-        for cid in stale:
-            state.map_remove("closed", cid)
-        written, live = 0, len(marks) - len(stale)
+        written, live = 0, store.sweep(result.clock_ms, config)
     state.put("clock", (result.clock_ms, expired_total, written, live))
     if config.ttl_ms is not None and not state.timer_set():
         state.set_timer(now_ms + config.ttl_ms)
@@ -154,11 +254,10 @@ def expire_step(state: KeyedState, config: GaugeConfig, now_ms: int) -> Iterator
     """A connection bucket's lease timer fired: drop the connections whose lease ran out."""
     if config.ttl_ms is None:
         return
-    conns = {cid: Conn(*v) for cid, v in state.map_items("conns")}
+    store = _store(state, config)
+    conns = store.open_conns()
     gone, deltas = expire_bucket(conns, now_ms, config.ttl_ms)
-    for cid in gone:
-        state.map_remove("conns", cid)
-        state.map_put("closed", cid, (conns[cid].last_event_ms,))
+    store.expire({cid: conns[cid] for cid in gone})
     clock, expired_total, written, live = _clock(state)
     state.put("clock", (clock, expired_total + len(gone), written + len(gone), live))
     dropped = set(gone)
