@@ -8,10 +8,11 @@
 
 ``StateStep`` keeps, per ``state_key``: detection state (``fleet|``/``group|`` keys,
 JSON text as the one row of a ListState; a ``fleet|<peer group>`` key holds all its
-config keys) and, per connection bucket (``conn|<n>``), one MapState entry per open
-connection and per close marker plus the bucket's clock: a batch reads and writes
-only the entries of the connections it names. ``TotalsStep`` keeps, per gauge key,
-the counts and one MapState entry per client instance. Pass keys (finished records) keep nothing. State lives in
+config keys) and, per connection bucket (``conn|<n>``), one MapState entry per
+connection (its counted identity and its close marker) plus the bucket's clock: a
+batch reads and writes only the entries of the connections it names. ``TotalsStep``
+keeps, per gauge key, the counts and one MapState entry per client instance. Pass
+keys (finished records) keep nothing. State lives in
 RocksDB with the query's checkpoint; it holds fingerprints, masked names and
 numbers, never a config value.
 

@@ -134,12 +134,12 @@ class _Entries:
 
     def sweep(self, clock_ms: int, config: GaugeConfig) -> int:
         """Drop the markers behind the retention horizon; the entries left."""
-        values = dict(self._state.map_items(self.NAME))
-        marks = {cid: m for cid, v in values.items() if (m := self._split(v)[1]) is not None}
+        entries = {cid: self._split(v) for cid, v in self._state.map_items(self.NAME)}
+        marks = {cid: marker for cid, (_, marker) in entries.items() if marker is not None}
         stale = stale_markers(marks, {0: clock_ms}, replace(config, buckets=1)).get(0, [])
         for cid in stale:
-            self._put(cid, self._split(values[cid])[0], None)
-        return len(values) - sum(self._split(values[cid])[0] is None for cid in stale)
+            self._put(cid, entries[cid][0], None)
+        return len(entries) - sum(entries[cid][0] is None for cid in stale)
 
     def open_conns(self) -> dict[str, Conn]:
         return {cid: conn for cid, v in self._state.map_items(self.NAME) if (conn := self._split(v)[0]) is not None}
