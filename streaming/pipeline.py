@@ -12,9 +12,8 @@ config keys) and, per connection bucket (``conn|<n>``), one MapState entry per
 connection (its counted identity and its close marker) plus the bucket's clock: a
 batch reads and writes only the entries of the connections it names. ``TotalsStep``
 keeps, per gauge key, the counts and one MapState entry per client instance. Pass
-keys (finished records) keep nothing. State lives in
-RocksDB with the query's checkpoint; it holds fingerprints, masked names and
-numbers, never a config value.
+keys (finished records) keep nothing. State lives in RocksDB with the query's
+checkpoint; it holds fingerprints, masked names and numbers, never a config value.
 
 Why ListState and not ValueState for the detection JSON: Spark 4.0.0's state server
 reads a ValueState update with a single socket read, so a large value arrives
