@@ -50,6 +50,8 @@ class GatewayConfig:
     max_connections: int = 10_000
     idle_timeout_s: float = 600.0
     frame_timeout_s: float = 30.0
+    socket_send_buffer_bytes: int = 102400
+    socket_receive_buffer_bytes: int = 102400
     push_rate_limit: float = 0.0
     listener: str = "PLAINTEXT"
     security_protocol: str = "PLAINTEXT"
@@ -69,6 +71,8 @@ class GatewayConfig:
             max_connections=settings.gateway_max_connections,
             idle_timeout_s=settings.gateway_idle_timeout_s,
             frame_timeout_s=settings.gateway_frame_timeout_s,
+            socket_send_buffer_bytes=settings.gateway_socket_send_buffer_bytes,
+            socket_receive_buffer_bytes=settings.gateway_socket_receive_buffer_bytes,
             push_rate_limit=settings.gateway_push_rate_limit,
             upstream=parse_upstream(settings.upstream, settings.upstream_security_protocol),
             broker_port_base=settings.gateway_broker_port_base,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -80,6 +81,7 @@ class Gateway:
             log.warning("refusing a connection: %d connections open (limit)", len(self._tasks))
             writer.close()
             return
+        self._size_socket_buffers(writer)
         local = writer.get_extra_info("sockname") or ("?", 0)
         peer = writer.get_extra_info("peername") or ("?", 0)
         connection_id = f"{local[0]}:{local[1]}-{peer[0]}:{peer[1]}-{next(self._seq)}"
@@ -99,6 +101,18 @@ class Gateway:
                                              brokers=self.brokers, budget=self.frame_budget)
         finally:
             self._tasks.discard(task)
+
+    def _size_socket_buffers(self, writer: asyncio.StreamWriter) -> None:
+        """As a Kafka broker's ``socket.send.buffer.bytes`` and ``socket.receive.buffer.bytes``: bounded kernel
+        buffers per connection, so a client that does not read its responses blocks the gateway's write within
+        ``frame_timeout_s`` instead of growing an auto-tuned buffer (up to megabytes) first."""
+        sock = writer.get_extra_info("socket")
+        if sock is None:
+            return
+        for option, size in ((socket.SO_SNDBUF, self.config.socket_send_buffer_bytes),
+                             (socket.SO_RCVBUF, self.config.socket_receive_buffer_bytes)):
+            if size > 0:
+                sock.setsockopt(socket.SOL_SOCKET, option, size)
 
     async def stop(self) -> None:
         """Stop listening and end every connection (each publishes its ``connection_closed``)."""
