@@ -3,12 +3,14 @@
 #   docker-compose  validates docker-compose.yml (`docker-compose config`)
 #   prometheus      a real Prometheus server scrapes the dashboard's /metrics; promtool checks it
 #   chromium        the headless browser the dashboard page tests drive (via Playwright)
+#   iproute2        ss: the gateway tests read a connection's kernel socket buffers
 # Does nothing when every tool is already there; needs root (or sudo) otherwise.
 set -euo pipefail
 want=()
 command -v docker-compose >/dev/null 2>&1 || want+=(docker-compose)
 { command -v prometheus && command -v promtool; } >/dev/null 2>&1 || want+=(prometheus)
 [ -x /usr/bin/chromium ] || want+=(chromium)
+command -v ss >/dev/null 2>&1 || want+=(iproute2)
 [ ${#want[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
 if ! command -v apt-get >/dev/null 2>&1; then

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import select
 import socket
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -268,6 +270,24 @@ def test_row10_a_client_that_never_reads_is_closed_as_a_write_timeout(kafka_boot
         assert served_during
         with raw_connect(gw.address) as other:
             assert _hello(other) == NONE
+
+
+def _kernel_buffers(local_port: int, peer_port: int) -> tuple[int, int]:
+    """(send, receive) buffer bytes the kernel gives the socket local_port -> peer_port, from ``ss -m``."""
+    selector = f"( sport = :{local_port} and dport = :{peer_port} )"
+    shown = subprocess.run(["ss", "-tmnH", "state", "established", selector], capture_output=True, text=True,
+                           check=True).stdout
+    tb, rb = re.search(r"\btb(\d+)", shown), re.search(r"\brb(\d+)", shown)
+    assert tb and rb, shown
+    return int(tb.group(1)), int(rb.group(1))
+
+
+def test_each_client_connection_gets_the_configured_socket_buffers(kafka_bootstrap: str, topic_name: Any) -> None:
+    # As a broker's socket.send/receive.buffer.bytes; Linux doubles what SO_SNDBUF/SO_RCVBUF ask for.
+    with gateway(kafka_bootstrap, topic_name("bufs"), gateway_socket_send_buffer_bytes=65536,
+                 gateway_socket_receive_buffer_bytes=32768) as gw, raw_connect(gw.address) as sock:
+        assert _hello(sock) == NONE  # served, so accepted and sized
+        assert _kernel_buffers(gw.address[1], sock.getsockname()[1]) == (2 * 65536, 2 * 32768)
 
 
 def test_unfinished_large_frames_stay_within_the_gateway_wide_budget(kafka_bootstrap: str, topic_name: Any) -> None:
