@@ -149,10 +149,10 @@ class Settings:
     gateway_frame_timeout_s: float = setting(30.0, "close a connection whose started frame is not complete "
                                              "within this", commands=("gateway", "simulate"), metavar="SECONDS")
     gateway_socket_send_buffer_bytes: int = setting(
-        102400, "SO_SNDBUF of each client connection (socket.send.buffer.bytes); -1: the OS default",
+        102400, "SO_SNDBUF of each client connection (socket.send.buffer.bytes); -1 or 0: the OS default",
         commands=("gateway", "simulate"), metavar="BYTES")
     gateway_socket_receive_buffer_bytes: int = setting(
-        102400, "SO_RCVBUF of each client connection (socket.receive.buffer.bytes); -1: the OS default",
+        102400, "SO_RCVBUF of each client connection (socket.receive.buffer.bytes); -1 or 0: the OS default",
         commands=("gateway", "simulate"), metavar="BYTES")
     gateway_push_rate_limit: float = setting(0.0, "PushConfig requests per second accepted per client (0: "
                                              "unlimited); beyond it THROTTLING_QUOTA_EXCEEDED with ThrottleTimeMs",
