@@ -1,19 +1,23 @@
-"""The job's one streaming pipeline: read once, decode once, two keyed state steps, one output frame.
+"""The job's one streaming pipeline: read once, decode once, keyed state steps, one output frame.
 
-::
+New checkpoints (``StateLayout.gauges_on_jvm``)::
 
     raw --mapInArrow(decode + udfs.pipeline.route)--> routed rows (state_key)
-        --groupBy(state_key).transformWithStateInPandas(StateStep)--> pass rows, gauge deltas (route)
-        --groupBy(route).transformWithStateInPandas(TotalsStep)--> kind, key, value, tombstone
+        --one shuffle by state_key, read by both branches (Spark reuses the exchange)-->
+          conn|<n> keys: the JVM gauge steps (streaming.jvm_gauges) --> gauge and usage records
+          other keys:    transformWithStateInPandas(FinalStep): detection, pass rows --> findings, quarantine
+        --union--> kind, key, value, tombstone
 
-``StateStep`` keeps, per ``state_key``: detection state (``fleet|``/``group|`` keys,
-JSON text as the one row of a ListState; a ``fleet|<peer group>`` key holds all its
-config keys) and, per connection bucket (``conn|<n>``), one MapState entry per
-connection (its counted identity and its close marker) plus the bucket's clock: a
-batch reads and writes only the entries of the connections it names. ``TotalsStep``
-keeps, per gauge key, the counts and one MapState entry per client instance. Pass
-keys (finished records) keep nothing. State lives in RocksDB with the query's
-checkpoint; it holds fingerprints, masked names and numbers, never a config value.
+Checkpoints begun before keep their plan: ``StateStep`` (detection and connection
+buckets) then ``TotalsStep`` (gauge totals), both Python keyed steps.
+
+The Python steps keep detection state per ``fleet|``/``group|`` key (JSON text as the one
+row of a ListState; a ``fleet|<peer group>`` key holds all its config keys); pass keys
+(finished records) keep nothing. The gauge state is per connection bucket (one entry per
+connection) and per name and version (counts, one entry per client instance): in RocksDB,
+read in process by the JVM steps, through the state server by the Python ones. State lives
+with the query's checkpoint; it holds fingerprints, masked names and numbers, never a
+config value.
 
 Why ListState and not ValueState for the detection JSON: Spark 4.0.0's state server
 reads a ValueState update with a single socket read, so a large value arrives
@@ -36,14 +40,15 @@ from configwatch.contract import OUTPUT_KINDS
 from configwatch.secrets import SecretStr
 from configwatch.settings import Settings
 from streaming.decode import DecodeUdf
+from streaming.jvm_gauges import gauge_records
 from udfs.gauges import GaugeConfig
 from udfs.pipeline import DEFAULT_LAYOUT, FINAL_SCHEMA, MID_SCHEMA, ROUTED_SCHEMA, StateLayout, route
-from udfs.steps import STATE_SCHEMAS, connection_variables, expire_step, first_step, second_step
+from udfs.steps import STATE_SCHEMAS, connection_variables, expire_step, final_step, first_step, second_step
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["RouteUdf", "StateStep", "TotalsStep", "gauge_config", "pipeline"]
+__all__ = ["FinalStep", "RouteUdf", "StateStep", "TotalsStep", "gauge_config", "pipeline"]
 
 
 
@@ -158,6 +163,25 @@ class StateStep(StatefulProcessor):
         pass
 
 
+class FinalStep(StatefulProcessor):
+    """The last keyed step when the gauges run on the JVM (``udfs.steps.final_step``): detection, records out."""
+
+    def __init__(self, key: SecretStr) -> None:
+        self._key = key
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self._state = _SparkState(handle, ("detect",))
+
+    def handleInputRows(  # noqa: N802 - PySpark's name
+            self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues,  # noqa: N803
+    ) -> Iterator[pd.DataFrame]:
+        frame = pd.concat(list(rows), ignore_index=True)
+        return final_step(str(key[0]), frame, self._state, self._key, _now_ms(timerValues))
+
+    def close(self) -> None:
+        pass
+
+
 class TotalsStep(StatefulProcessor):
     """Second keyed step (``udfs.steps.second_step``): records on, gauge keys fold their deltas."""
 
@@ -186,6 +210,11 @@ def pipeline(raw: DataFrame, settings: Settings, *, validate: bool = True, kinds
     routed = raw.mapInArrow(udf, from_arrow_schema(ROUTED_SCHEMA))
     # Timers (the lease) need processing time; without a lease "None" keeps idle triggers free of batches.
     time_mode = "ProcessingTime" if gauges.ttl_ms is not None else "None"
+    if layout.gauges_on_jvm:  # new checkpoints: one shuffle, read by the JVM gauge steps and the Python step
+        shuffled = routed.repartition("state_key")
+        found = shuffled.groupBy("state_key").transformWithStateInPandas(
+            FinalStep(settings.fingerprint_key), from_arrow_schema(FINAL_SCHEMA), "Append", "None")
+        return found.unionByName(gauge_records(shuffled, gauges))
     mid = routed.groupBy("state_key").transformWithStateInPandas(
         StateStep(settings.fingerprint_key, gauges), from_arrow_schema(MID_SCHEMA), "Append", time_mode)
     return mid.groupBy("route").transformWithStateInPandas(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from configwatch.jars import connector_jars
+from configwatch.jars import connector_jars, job_jar
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -60,7 +60,7 @@ def build_spark_session(settings: SparkSettings | None = None) -> SparkSession:
     if settings.master or not submitted.contains("spark.master"):
         conf.setMaster(settings.master or "local[2]")
     if not submitted.contains("spark.jars") and not submitted.contains("spark.jars.packages"):
-        conf.set("spark.jars", ",".join(str(j) for j in connector_jars()))
+        conf.set("spark.jars", ",".join(str(j) for j in [*connector_jars(), job_jar()]))
     java_opts = f"-Dlog4j2.configurationFile=file:{_LOG4J}"
     driver_opts = java_opts
     if settings.log_file is not None:

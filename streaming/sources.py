@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["files_source", "kafka_source"]
+__all__ = ["FETCH_MAX_WAIT_MS", "PARTITION_FETCH_BYTES", "files_source", "kafka_source"]
+
+FETCH_MAX_WAIT_MS = 10
+PARTITION_FETCH_BYTES = 8 * 1024 * 1024
 
 
 def kafka_source(spark: SparkSession, bootstrap_servers: str, topic: str,
@@ -27,6 +30,12 @@ def kafka_source(spark: SparkSession, bootstrap_servers: str, topic: str,
         .option("subscribe", topic)
         .option("startingOffsets", starting_offsets)
         .option("failOnDataLoss", "false")
+        # A task reads a known offset range, so a fetch never has to wait for data: with the
+        # consumer's default fetch.max.wait.ms (500) the fetch at a partition's end waited it out,
+        # about 1 s of every batch that reads up to the end (docs/benchmarks.md). Larger fetches
+        # also mean fewer round trips for records of a few KB.
+        .option("kafka.fetch.max.wait.ms", str(FETCH_MAX_WAIT_MS))
+        .option("kafka.max.partition.fetch.bytes", str(PARTITION_FETCH_BYTES))
     )
     if max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))

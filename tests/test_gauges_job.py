@@ -156,10 +156,14 @@ def test_exact_gauges_on_the_broker_with_tombstones_on_a_compacted_topic(
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("pinned", [None, '{"connection_buckets": 8, "fleet_per_key": false}'],
-                         ids=["entries", "markers-apart"])
-def test_exact_gauges_in_replay_mode_with_removed_records(spark: Any, tmp_path: Path, pinned: str | None) -> None:
-    if pinned is not None:  # a checkpoint begun before one entry per connection keeps its markers apart
+@pytest.mark.parametrize(("pinned", "operator", "markers_in"), [
+    (None, 2, "entries"),  # the JVM steps: final step 0, totals 1, connections 2
+    ('{"connection_buckets": 8, "fleet_per_key": false, "markers_apart": false}', 1, "entries"),
+    ('{"connection_buckets": 8, "fleet_per_key": false}', 1, "closed"),
+], ids=["jvm", "python-entries", "python-markers-apart"])
+def test_exact_gauges_in_replay_mode_with_removed_records(spark: Any, tmp_path: Path, pinned: str | None,
+                                                          operator: int, markers_in: str) -> None:
+    if pinned is not None:  # a checkpoint begun before the JVM steps (and before one entry per connection)
         (tmp_path / "ckpt" / QUERY_NAME).mkdir(parents=True)
         (tmp_path / "ckpt" / QUERY_NAME / LAYOUT_FILE).write_text(pinned)
     replay = tmp_path / "replay"
@@ -183,6 +187,6 @@ def test_exact_gauges_in_replay_mode_with_removed_records(spark: Any, tmp_path: 
             by_epoch.setdefault(epoch, {})[key] = (g["connections"], g["client_instances"], g["removed"])
     assert [by_epoch[e] for e in sorted(by_epoch)] == EXPECTED, lines
     assert len(_lines(out / "gauges")) == sum(len(e) for e in EXPECTED)
-    markers = spark.read.format("statestore").option("operatorId", 1).option(
-        "stateVarName", "entries" if pinned is None else "closed").load(str(tmp_path / "ckpt" / QUERY_NAME))
+    markers = spark.read.format("statestore").option("operatorId", operator).option(
+        "stateVarName", markers_in).load(str(tmp_path / "ckpt" / QUERY_NAME))
     assert markers.count() > 0  # the markers are where the checkpoint's layout puts them

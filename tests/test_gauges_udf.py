@@ -341,7 +341,7 @@ def test_a_connection_opened_and_closed_within_a_batch_gives_no_deltas_unless_it
                   ev("opened", 4, "c3"), ev("closed", 5, "c3"), ev("opened", 6, "c3", inst="i3")) == [
         ("i2", +1), ("i3", +1)]
     used = frame(ev("opened", 1, "c1", inst="i1"), ev("closed", 2, "c1")).assign(
-        request_versions=[None, "usage-of-c1"])
+        usage=[None, "usage-of-c1"])
     step = step_bucket(sorted_events(used), {}, {}, 0, NOW, GaugeConfig())
     assert [(d.change, d.usage) for d in step.deltas] == [(+1, None), (-1, "usage-of-c1")]
     assert step.markers == {"c1": 2} and step.conns == {}

@@ -19,7 +19,7 @@ def test_a_new_checkpoint_begins_with_the_default_and_keeps_it(spark: Any, tmp_p
     checkpoint = tmp_path / "job"
     assert pinned_layout(spark, str(checkpoint)) == DEFAULT_LAYOUT
     assert json.loads((checkpoint / LAYOUT_FILE).read_text()) == {"connection_buckets": 8, "fleet_per_key": False,
-                                                                  "markers_apart": False}
+                                                                  "markers_apart": False, "gauges_on_jvm": True}
     # A later release with another default reads what the checkpoint began with.
     assert pinned_layout(spark, str(checkpoint), StateLayout(connection_buckets=32)) == DEFAULT_LAYOUT
 
@@ -29,7 +29,8 @@ def test_a_checkpoint_from_before_the_file_keeps_the_layout_it_was_written_with(
     (checkpoint / "offsets").mkdir(parents=True)
     (checkpoint / "offsets" / "0").write_text("v1\n{}\n")
     assert pinned_layout(spark, str(checkpoint)) == LEGACY_LAYOUT == StateLayout(64, fleet_per_key=True,
-                                                                                 markers_apart=True)
+                                                                                 markers_apart=True,
+                                                                                 gauges_on_jvm=False)
     assert json.loads((checkpoint / LAYOUT_FILE).read_text())["connection_buckets"] == 64
     assert pinned_layout(spark, f"file://{checkpoint}") == LEGACY_LAYOUT  # a Hadoop URI reads the same file
 
@@ -38,7 +39,16 @@ def test_a_layout_file_from_before_one_entry_per_connection_keeps_markers_apart(
     checkpoint = tmp_path / "job"
     checkpoint.mkdir()
     (checkpoint / LAYOUT_FILE).write_text('{"connection_buckets": 8, "fleet_per_key": false}')
-    assert pinned_layout(spark, str(checkpoint)) == StateLayout(8, fleet_per_key=False, markers_apart=True)
+    assert pinned_layout(spark, str(checkpoint)) == StateLayout(8, fleet_per_key=False, markers_apart=True,
+                                                                gauges_on_jvm=False)
+
+
+def test_a_layout_file_from_before_the_jvm_gauge_steps_keeps_the_python_steps(spark: Any, tmp_path: Path) -> None:
+    checkpoint = tmp_path / "job"
+    checkpoint.mkdir()
+    (checkpoint / LAYOUT_FILE).write_text('{"connection_buckets": 8, "fleet_per_key": false, "markers_apart": false}')
+    assert pinned_layout(spark, str(checkpoint)) == StateLayout(8, fleet_per_key=False, markers_apart=False,
+                                                                gauges_on_jvm=False)
 
 
 def test_an_unreadable_layout_file_is_one_clear_error(spark: Any, tmp_path: Path) -> None:

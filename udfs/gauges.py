@@ -81,10 +81,11 @@ log = logging.getLogger(__name__)
 DEFAULT_CLOSED_RETENTION_MS: Final = 10 * 60 * 1000
 DEFAULT_BUCKETS: Final = 8  # per key and batch one Python call: 8 cost 0.3x of 64 (docs/benchmarks.md)
 
-# What the transition reads from the decoded stream (partition/offset may be null).
+# What the transition reads from the decoded stream (partition/offset may be null; ``usage``: a close's
+# request versions as ``udfs.upgrade.usage.encode_usage`` wrote them, else null).
 INPUT_COLUMNS: Final = (
     "event", "timestamp_ms", "connection_id", "client_instance_id",
-    "client_software_name", "client_software_version", "partition", "offset", "request_versions",
+    "client_software_name", "client_software_version", "partition", "offset", "usage",
 )
 _ORDER: Final = ["timestamp_ms", "partition", "offset"]
 
@@ -191,7 +192,7 @@ def step_bucket(events: pd.DataFrame, conns: Mapping[str, Conn], markers: Mappin
         ms = marks.get(cid, markers.get(cid))
         return ms if ms is not None and ms >= horizon else None
 
-    usages = events["request_versions"].tolist() if "request_versions" in events else [None] * len(events)
+    usages = events["usage"].tolist() if "usage" in events else [None] * len(events)
     for event, ts, cid, name, version, instance, usage in zip(
         events["event"].tolist(), events["timestamp_ms"].astype("int64").tolist(),
         events["connection_id"].tolist(), events["client_software_name"].tolist(),

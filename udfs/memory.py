@@ -1,9 +1,11 @@
 """The job's pipeline in one process, with its state in dicts: for tests and the bench peers.
 
-:class:`MemoryPipeline` runs exactly what the Spark query runs per micro-batch
+:class:`MemoryPipeline` runs the job's Python steps per micro-batch
 (``udfs.pipeline.route``, then ``udfs.steps.first_step`` per ``state_key`` and
 ``udfs.steps.second_step`` per ``route``), with the same state variables kept in
 dictionaries instead of Spark's state stores. Timers (the lease) are not run here.
+In Spark, a new checkpoint runs the gauge half of the two steps as their JVM twins
+(``udfs.flow``); ``tests/test_gauges_jvm.py`` holds the two to the same records.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ bench peers call them directly.
 3. Per ``route`` (second keyed step): pass rows go on; gauge keys fold their
    deltas with ``udfs.gauges.apply_deltas`` (``FINAL_SCHEMA`` rows).
 
+In Spark, a new checkpoint runs the gauge half of steps 2 and 3 in the JVM and the rest
+in ``udfs.steps.final_step`` (``udfs.flow``, :class:`StateLayout`).
 Every output row is ``kind, key, value`` (contract JSON) and ``tombstone``.
 """
 
@@ -51,7 +53,7 @@ from configwatch.secrets import SecretStr
 from udfs.gauges import DEFAULT_BUCKETS, GaugeConfig, bucket_of, masked_texts
 from udfs.rules.findings import contract_json
 from udfs.rules.stateful import OBSERVATION_SCHEMA, PASS, pass_key, prepare
-from udfs.upgrade.usage import encode_usage
+from udfs.schema import EVENT_SCHEMA
 
 __all__ = [
     "CONN",
@@ -83,7 +85,9 @@ ROUTED_SCHEMA: Final = pa.schema([
     pa.field("event", pa.string()),
     pa.field("partition", pa.int64()),
     pa.field("offset", pa.int64()),
-    pa.field("request_versions", pa.string()),  # a close's usage (udfs.upgrade.usage.encode_usage)
+    # A close's request versions as decoded (gateway proxy mode; null on other events), and its overflow.
+    pa.field("request_pairs", EVENT_SCHEMA.field("request_versions").type),
+    pa.field("request_overflow", pa.int64()),
 ])
 # Stage 1 output / stage 2 input: pass rows (kind, out_key, value) or gauge deltas.
 MID_SCHEMA: Final = pa.schema([
@@ -179,30 +183,25 @@ def _gauge_rows(valid: pa.Table, config: GaugeConfig) -> pa.Table:
                                                 config.fingerprint_key),
         "partition": partition,
         "offset": offset,
-        "request_versions": _usage_column(events),
+        **_usage_columns(events),
     }, n, ROUTED_SCHEMA)
 
 
-def _usage_column(events: pa.Table) -> list[str | None] | pa.Array:
-    """Per event, a ``connection_closed``'s request versions as one string (null elsewhere).
+def _usage_columns(events: pa.Table) -> dict[str, Any]:
+    """A ``connection_closed``'s request versions and overflow (null on every other event).
 
-    Only the closes that carry request versions (a gateway in proxy mode) are encoded, one by one;
-    a batch without any costs one null count.
+    Only closes from a gateway in proxy mode carry them; a batch without any costs one null count.
     """
-    n = events.num_rows
     if "request_versions" not in events.column_names:
-        return pa.nulls(n, pa.string())
+        return {}
     pairs = events.column("request_versions")
-    carrying = pc.and_(pc.is_valid(pairs), pc.equal(events.column("event"), CONNECTION_CLOSED))
-    rows = pc.indices_nonzero(pc.fill_null(carrying, False)).to_pylist()
-    if not rows:
-        return pa.nulls(n, pa.string())
+    carrying = pc.fill_null(pc.and_(pc.is_valid(pairs), pc.equal(events.column("event"), CONNECTION_CLOSED)), False)
+    if not pc.any(carrying).as_py():
+        return {}
     over = events.column("request_versions_overflow") if "request_versions_overflow" in events.column_names \
-        else pa.nulls(n, pa.int64())
-    out: list[str | None] = [None] * n
-    for i in rows:
-        out[i] = encode_usage(pairs[i].as_py(), over[i].as_py())
-    return out
+        else pa.nulls(events.num_rows, pa.int64())
+    return {"request_pairs": pc.if_else(carrying, pairs, pa.scalar(None, pairs.type)),
+            "request_overflow": pc.if_else(carrying, over, pa.scalar(None, pa.int64()))}
 
 
 @dataclass(frozen=True)
@@ -216,6 +215,7 @@ class StateLayout:
     connection_buckets: int = DEFAULT_BUCKETS  # ``conn|<n>`` keys: few, so a batch makes few Python calls
     fleet_per_key: bool = False  # ``fleet|<peer group>|<config key>`` instead of ``fleet|<peer group>``
     markers_apart: bool = False  # close markers in their own map, not in the connection's entry
+    gauges_on_jvm: bool = True  # the gauge steps in the JVM (``udfs.flow``), not as Python keyed steps
 
     def gauges(self, config: GaugeConfig) -> GaugeConfig:
         """``config`` with this layout's connection buckets and marker placement."""
@@ -224,7 +224,8 @@ class StateLayout:
 
 DEFAULT_LAYOUT: Final = StateLayout()  # what a new checkpoint begins with
 # What checkpoints begun before the layout was pinned used: 64 buckets, a fleet key per peer group and config key.
-LEGACY_LAYOUT: Final = StateLayout(connection_buckets=64, fleet_per_key=True, markers_apart=True)
+LEGACY_LAYOUT: Final = StateLayout(connection_buckets=64, fleet_per_key=True, markers_apart=True,
+                                   gauges_on_jvm=False)
 
 
 def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,

@@ -1,11 +1,14 @@
-"""The pipeline's two keyed steps, once, over an abstract per-key state (Spark's, or dicts).
+"""The pipeline's Python keyed steps, once, over an abstract per-key state (Spark's, or dicts).
 
 ``first_step`` runs per ``state_key`` of ``udfs.pipeline.ROUTED_SCHEMA`` rows and
 returns ``MID_SCHEMA`` rows; ``second_step`` runs per ``route`` of those and returns
-``FINAL_SCHEMA`` rows (docs/architecture of the pipeline: ``udfs.pipeline``).
-Both read and write only through a :class:`KeyedState`, the state of the key being
-processed: ``streaming.pipeline`` backs it with Spark's state variables (RocksDB),
-:class:`udfs.memory.MemoryPipeline` with dicts (tests, the bench peers).
+``FINAL_SCHEMA`` rows (docs/architecture of the pipeline: ``udfs.pipeline``). That is
+the whole pipeline in memory (:class:`udfs.memory.MemoryPipeline`: tests, the bench
+peers) and in Spark for checkpoints begun before the JVM gauge steps. A new checkpoint
+runs the connection buckets and totals in the JVM (``udfs.flow``, their twins) and
+``final_step`` for the other keys (detection, pass rows). Every step reads and writes only
+through a :class:`KeyedState`, the state of the key being processed: ``streaming.pipeline``
+backs it with Spark's state variables (RocksDB), ``MemoryPipeline`` with dicts.
 
 State variables: ``detect`` (detection JSON of a ``fleet|``/``group|`` key),
 ``entries`` (map: connection id -> its ``Conn`` and its close marker, either may be
@@ -22,8 +25,9 @@ from dataclasses import replace
 from typing import Any, Final, Protocol
 
 import pandas as pd
+import pyarrow as pa
 
-from configwatch.contract import GAUGES, USAGE
+from configwatch.contract import ALERTS, GAUGES, USAGE
 from configwatch.records import VersionUsage
 from configwatch.secrets import SecretStr
 from udfs.gauges import (
@@ -42,11 +46,13 @@ from udfs.gauges import (
     step_bucket,
 )
 from udfs.pipeline import CONN, FINAL_SCHEMA, MID_SCHEMA, finding_rows, gauge_route, gauge_value
+from udfs.rules.findings import contract_json
 from udfs.rules.stateful import PASS, step
 from udfs.schema import state_ddl
-from udfs.upgrade.usage import decode_usage
+from udfs.upgrade.usage import decode_usage, encode_usage
 
-__all__ = ["STATE_SCHEMAS", "KeyedState", "connection_variables", "expire_step", "first_step", "second_step"]
+__all__ = ["STATE_SCHEMAS", "KeyedState", "connection_variables", "expire_step", "final_step", "first_step",
+           "second_step"]
 
 # Each state variable's Spark schema: (kind, schema) for values, (kind, key schema, value schema) for maps.
 STATE_SCHEMAS: Final = {
@@ -214,9 +220,21 @@ def _store(state: KeyedState, config: GaugeConfig) -> _Entries | _Apart:
     return _Apart(state) if config.markers_apart else _Entries(state)
 
 
+def _with_usage(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with ``usage``: each close's request versions as one string (``encode_usage``), else null."""
+    pairs = frame["request_pairs"] if "request_pairs" in frame else pd.Series(None, index=frame.index, dtype=object)
+    carrying = pairs.notna()
+    usage = pd.Series(None, index=frame.index, dtype=object)
+    if carrying.any():
+        over = frame["request_overflow"][carrying]
+        usage[carrying] = [encode_usage(p, None if pd.isna(o) else int(o)) for p, o in zip(pairs[carrying], over,
+                                                                                         strict=True)]
+    return frame.assign(usage=usage)
+
+
 def _connections(frame: pd.DataFrame, state: KeyedState, config: GaugeConfig, now_ms: int) -> Iterator[pd.DataFrame]:
     """One connection bucket: read the entries of the connections named, apply, write back what changed."""
-    events = sorted_events(frame[list(INPUT_COLUMNS)])
+    events = sorted_events(_with_usage(frame)[list(INPUT_COLUMNS)])
     store = _store(state, config)
     conns, markers = store.read(events["connection_id"].unique().tolist())
     clock, expired_total, written, live = _clock(state)
@@ -242,12 +260,40 @@ def first_step(state_key: str, frame: pd.DataFrame, state: KeyedState, key: Secr
         yield _mid({"route": state_key, "kind": frame["kind"], "out_key": frame["out_key"],
                     "value": frame["finding"]})
     else:
-        stored = state.get("detect")
-        found, new_state = step(state_key, frame, str(stored[0]) if stored else None, key, now_ms)
-        if new_state is not None:
-            state.put("detect", (new_state,))
+        found = _detect(state_key, frame, state, key, now_ms)
         if found.num_rows:
             yield finding_rows(state_key, found)
+
+
+def _detect(state_key: str, frame: pd.DataFrame, state: KeyedState, key: SecretStr, now_ms: int) -> pa.Table:
+    """A detection key's findings against its ``detect`` state, which it updates."""
+    stored = state.get("detect")
+    found, new_state = step(state_key, frame, str(stored[0]) if stored else None, key, now_ms)
+    if new_state is not None:
+        state.put("detect", (new_state,))
+    return found
+
+
+def _final(kind: str | pd.Series, keys: Any, values: Any) -> pd.DataFrame:
+    return pd.DataFrame({"kind": kind, "key": keys, "value": values, "tombstone": False}, columns=FINAL_SCHEMA.names)
+
+
+def final_step(state_key: str, frame: pd.DataFrame, state: KeyedState, key: SecretStr,
+               now_ms: int) -> Iterator[pd.DataFrame]:
+    """The Python keyed step when the gauge steps run on the JVM (``udfs.flow``): ``FINAL_SCHEMA`` rows.
+
+    It reads the same routed rows as the JVM steps: ``conn|`` keys are theirs and give nothing
+    here. Pass rows go out as they are, detection keys through ``step`` (as in :func:`first_step`).
+    """
+    kind = state_key.partition("|")[0]
+    if kind == CONN:
+        return
+    if kind == PASS:
+        yield _final(frame["kind"], frame["out_key"], frame["finding"])
+    else:
+        found = _detect(state_key, frame, state, key, now_ms)
+        if found.num_rows:
+            yield _final(ALERTS, found.column("alert_id").to_pylist(), contract_json(found))
 
 
 def expire_step(state: KeyedState, config: GaugeConfig, now_ms: int) -> Iterator[pd.DataFrame]:

@@ -47,7 +47,9 @@ def _parse(text: str, where: str) -> StateLayout:
         obj = json.loads(text)
         layout = StateLayout(connection_buckets=int(obj["connection_buckets"]),
                              fleet_per_key=bool(obj["fleet_per_key"]),
-                             markers_apart=bool(obj.get("markers_apart", True)))  # absent: written before it
+                             # absent: written before the field, when that was the only way
+                             markers_apart=bool(obj.get("markers_apart", True)),
+                             gauges_on_jvm=bool(obj.get("gauges_on_jvm", False)))
     except (ValueError, TypeError, KeyError) as exc:
         raise CheckpointLayoutError(f"{where}: not a configwatch layout file ({type(exc).__name__}: {exc}); "
                                     "restore it from a backup of the checkpoint") from None

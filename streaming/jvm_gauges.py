@@ -1,0 +1,100 @@
+"""The gauge steps on the JVM (``streaming/jvm``, ``io.configwatch.gauges.GaugeSteps``), called from PySpark.
+
+The route stage's rows, shuffled by ``state_key``, go through two keyed ``transformWithState``
+operators written in Java: the connection step (per ``conn|<bucket>``: one entry per
+connection, the transition of ``udfs.gauges.step_bucket``) and the totals step (per name and
+version: counts, client instances, request-version usage, as ``udfs.gauges.apply_deltas`` and
+``udfs.steps.second_step``). Their state lives in the query's RocksDB store and is read in
+process: no round trip to a Python worker per connection, which is what the Python keyed steps
+cost (docs/benchmarks.md). Everything the JVM must agree on with Python (the row schemas of
+``udfs.flow``, the contract's names, the knobs) goes over as one JSON spec built here from
+their Python homes, and the records' contract JSON is made here from their dataclasses' fields.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql.pandas.types import from_arrow_schema
+
+from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, GAUGES, USAGE, software_key
+from configwatch.errors import SetupError
+from configwatch.records import VersionUsage
+from udfs.flow import DELTA_SCHEMA, GAUGE_COLUMN, RECORD_SCHEMA, USAGE_COLUMN
+from udfs.gauges import GaugeConfig
+from udfs.pipeline import CONN
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+__all__ = ["gauge_records", "spec"]
+
+_OPERATORS = "io.configwatch.gauges.GaugeSteps"
+
+
+def spec(config: GaugeConfig) -> dict[str, Any]:
+    """What the JVM steps are told: schemas, names and knobs (nothing secret: no key, no value)."""
+    return {
+        "delta_schema": from_arrow_schema(DELTA_SCHEMA).json(),
+        "record_schema": from_arrow_schema(RECORD_SCHEMA).json(),
+        "conn_prefix": f"{CONN}|",
+        "opened": CONNECTION_OPENED,
+        "closed": CONNECTION_CLOSED,
+        "gauges_kind": GAUGES,
+        "usage_kind": USAGE,
+        "ttl_ms": config.ttl_ms,
+        "closed_retention_ms": config.closed_retention_ms,
+        "usage_ids_max": VersionUsage.MAX_INSTANCE_IDS,
+    }
+
+
+def _software_key(name: Column, version: Column) -> Column:
+    """``configwatch.contract.software_key`` as a column: the text it puts around a name and a version."""
+    from pyspark.sql import functions as F
+
+    a, b = "\0name\0", "\0version\0"
+    prefix, rest = software_key(a, b).split(a)
+    middle, suffix = rest.split(b)
+    return F.concat(F.lit(prefix), name, F.lit(middle), version, F.lit(suffix))
+
+
+def _contract_json(records: DataFrame) -> DataFrame:
+    """Record rows (``udfs.flow.RECORD_SCHEMA``) as output rows: kind, key, contract JSON, tombstone.
+
+    The JSON object has the record's fields in the record's order (``Gauge``, ``VersionUsage.to_dict``).
+    """
+    from pyspark.sql import functions as F
+
+    name, version = F.col("client_software_name"), F.col("client_software_version")
+
+    def document(column: str) -> Column:
+        fields = [F.col(column).getField(f.name).alias(f.name) for f in RECORD_SCHEMA.field(column).type]
+        return F.to_json(F.struct(name.alias("client_software_name"), version.alias("client_software_version"),
+                                  *fields))
+
+    is_gauge = F.col("kind") == GAUGES
+    return records.select(
+        F.col("kind"), _software_key(name, version).alias("key"),
+        F.when(is_gauge, document(GAUGE_COLUMN)).otherwise(document(USAGE_COLUMN)).alias("value"),
+        (is_gauge & F.col(GAUGE_COLUMN).getField("removed")).alias("tombstone"))
+
+
+def gauge_records(routed: DataFrame, config: GaugeConfig) -> DataFrame:
+    """The gauge and usage records (``udfs.pipeline.FINAL_SCHEMA``) of ``routed``'s ``conn|`` keys.
+
+    ``routed``: the route stage's rows, already partitioned by ``state_key`` as the query's stateful steps need.
+    """
+    from py4j.java_gateway import JavaClass
+    from pyspark.sql import DataFrame
+
+    spark = routed.sparkSession
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    operators = jvm
+    for part in _OPERATORS.split("."):
+        operators = getattr(operators, part)
+    if not isinstance(operators, JavaClass):
+        raise SetupError(f"{_OPERATORS} is not on the Spark classpath: add the job's jar "
+                         "(python -m configwatch.jars prints it) to spark.jars or spark-submit --jars")
+    return _contract_json(DataFrame(operators.apply(routed._jdf, json.dumps(spec(config))), spark))

@@ -1,0 +1,60 @@
+"""The rows of the gauge steps when they run on the JVM (the layout of new checkpoints).
+
+::
+
+    route (udfs.pipeline, Python) --ROUTED rows, shuffled by state_key once-->
+        conn|<bucket> keys: connection step, totals step (JVM: streaming/jvm, io.configwatch.gauges)
+                            --RECORD rows--> contract JSON (streaming.jvm_gauges)
+        every other key:    the last keyed step (Python: udfs.steps.final_step)
+
+``DELTA_SCHEMA``: what the connection step hands the totals step, one row per connection
+that started (+1) or stopped (-1) counting under its name and version (``udfs.gauges.Delta``).
+``RECORD_SCHEMA``: what the totals step emits, a gauge or a usage record's typed fields;
+:data:`GAUGE_FIELDS` come from ``configwatch.records.Gauge`` and :data:`USAGE_TYPE` is
+``VersionUsage.to_dict``'s shape, so the JSON made from them is the records' own. The JVM
+reads every column by name from these schemas (``streaming.jvm_gauges.spec`` hands them over).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import pyarrow as pa
+
+from configwatch.records import Gauge
+from udfs.pipeline import ROUTED_SCHEMA
+from udfs.schema import record_fields
+
+__all__ = ["DELTA_SCHEMA", "GAUGE_COLUMN", "GAUGE_FIELDS", "RECORD_SCHEMA", "USAGE_COLUMN", "USAGE_TYPE"]
+
+GAUGE_COLUMN: Final = "gauge"  # a gauge record's fields
+USAGE_COLUMN: Final = "usage"  # a usage record's fields
+_IDENTITY = ("client_software_name", "client_software_version")
+
+DELTA_SCHEMA: Final = pa.schema([
+    *(ROUTED_SCHEMA.field(name) for name in (*_IDENTITY, "client_instance_id")),
+    pa.field("change", pa.int64()),   # +1 / -1 connection
+    pa.field("expired", pa.bool_()),  # made by the lease
+    ROUTED_SCHEMA.field("request_pairs"),  # a close's request versions (null unless a proxying gateway's)
+    ROUTED_SCHEMA.field("request_overflow"),
+])
+
+# A gauge record's fields besides its name and version (connections, client_instances, updated_at_ms, removed).
+GAUGE_FIELDS: Final = [f for f in record_fields(Gauge) if f.name not in _IDENTITY]
+# A usage record's fields besides its name and version, in the order and with the names VersionUsage.to_dict has.
+USAGE_TYPE: Final = pa.struct([
+    ("request_versions", pa.list_(pa.struct([("api_key", pa.int64()), ("version", pa.int64()),
+                                             ("connections", pa.int64())]))),
+    ("connections", pa.int64()),
+    ("client_instances", pa.int64()),
+    ("client_instance_ids", pa.list_(pa.string())),
+    ("updated_at_ms", pa.int64()),
+    ("overflow", pa.int64()),
+])
+
+RECORD_SCHEMA: Final = pa.schema([
+    pa.field("kind", pa.string()),  # configwatch.contract.GAUGES or USAGE
+    *(ROUTED_SCHEMA.field(name) for name in _IDENTITY),
+    pa.field(GAUGE_COLUMN, pa.struct(GAUGE_FIELDS)),
+    pa.field(USAGE_COLUMN, USAGE_TYPE),
+])
