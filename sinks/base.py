@@ -120,10 +120,14 @@ class Sink(ABC):
 
 class Output(Protocol):
     """Where the job writes a micro-batch's output frame (``udfs.pipeline.FINAL_SCHEMA``: kind, key, value,
-    tombstone), every kind in one go; ``guarantee`` as for a :class:`Sink`."""
+    tombstone), every kind in one go; ``guarantee`` as for a :class:`Sink`. ``one_pass``: ``write`` reads
+    the frame once (one Spark job), so the job need not cache the frame before writing it."""
 
     @property
     def guarantee(self) -> str: ...
+
+    @property
+    def one_pass(self) -> bool: ...
 
     @property
     def description(self) -> str: ...

@@ -143,6 +143,7 @@ class FilesOutput:
     """JSON Lines under ``directory/<kind>/``."""
 
     guarantee: ClassVar[str] = EXACTLY_ONCE
+    one_pass: ClassVar[bool] = False  # one write per kind
 
     directory: Path
 

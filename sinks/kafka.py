@@ -151,6 +151,7 @@ class KafkaOutput:
     """Every kind to its topic through Spark's Kafka sink; the gauges and usage topics compacted."""
 
     guarantee: ClassVar[str] = AT_LEAST_ONCE
+    one_pass: ClassVar[bool] = True  # one Kafka write of the whole frame
 
     bootstrap_servers: str
     topics: Mapping[str, str]  # kind -> topic
@@ -177,4 +178,5 @@ class KafkaOutput:
          .option("kafka.enable.idempotence", "true")
          .option("kafka.linger.ms", "5")
          .option("kafka.client.id", "configwatch-job")
+         .mode("append")
          .save())

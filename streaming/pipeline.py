@@ -207,7 +207,10 @@ def pipeline(raw: DataFrame, settings: Settings, *, validate: bool = True, kinds
     gauges = gauge_config(settings, layout)
     udf = RouteUdf(files=files, validate=validate, key=settings.fingerprint_key, gauges=gauges, kinds=kinds,
                    stats=stats, fleet_per_key=layout.fleet_per_key)
-    routed = raw.mapInArrow(udf, from_arrow_schema(ROUTED_SCHEMA))
+    # One route task per core, each reading whole input partitions: a Python task costs about 0.2 s
+    # before it works, and more tasks than cores run in waves (docs/benchmarks.md, "2026-11-25").
+    cores = raw.sparkSession.sparkContext.defaultParallelism
+    routed = raw.coalesce(cores).mapInArrow(udf, from_arrow_schema(ROUTED_SCHEMA))
     # Timers (the lease) need processing time; without a lease "None" keeps idle triggers free of batches.
     time_mode = "ProcessingTime" if gauges.ttl_ms is not None else "None"
     if layout.gauges_on_jvm:  # new checkpoints: one shuffle, read by the JVM gauge steps and the Python step

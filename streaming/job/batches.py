@@ -1,10 +1,13 @@
 """The ``foreachBatch`` function of the job's one query: write every output of a micro-batch, then report.
 
 On the driver, :class:`BatchFunction` refuses batches once a graceful stop began,
-caches the batch's output frame (so the stateful steps run once), writes it to
-its destination in one Spark job (a ``sinks.base.Output``), tells the notifier
-about the findings if one is set (the webhook; after the durable write, on the
-driver: a retried task never posts), and reports one progress line. Spark commits the batch to the
+writes the batch's output frame to its destination (a ``sinks.base.Output``), tells
+the notifier about the findings if one is set (the webhook; after the durable write,
+on the driver: a retried task never posts), and reports one progress line. The
+stateful steps must run once per batch: an output that reads the frame once (Spark's
+Kafka sink) writes it in one Spark job that also counts the records per kind
+(``observe``); otherwise (the files sink writes per kind, the notifier reads the
+findings back) the frame is cached first. Spark commits the batch to the
 checkpoint only after this returns, which is what the delivery guarantees rest on.
 """
 
@@ -85,6 +88,31 @@ class BatchFunction:
 
     def _write(self, df: DataFrame, epoch_id: int) -> None:
         started = time.perf_counter()
+        if self.notifier is None and self.output.one_pass:
+            written = self._write_counting(df, epoch_id)
+        else:
+            written = self._write_cached(df, epoch_id)
+        stats: dict[str, Any] = {}
+        if self.stats is not None:
+            now = dict(self.stats.value)
+            now["failed_by_expectation"] = dict(now.get("failed_by_expectation", {}))
+            stats = diff_stats(now, self._stats_before)
+            self._stats_before = now
+        self.last_written = epoch_id
+        self.report(BatchReport(epoch_id, written, time.perf_counter() - started, stats))
+
+    def _write_counting(self, df: DataFrame, epoch_id: int) -> dict[str, int]:
+        """One Spark job: the write, counting the records of each kind on the way."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        counts = Observation(f"batch-{epoch_id}")
+        observed = df.observe(counts, *[F.sum((F.col("kind") == k).cast("long")).alias(k) for k in self.kinds])
+        self.output.write(observed, epoch_id, self.kinds)
+        return {kind: int(n) for kind, n in counts.get.items() if n}
+
+    def _write_cached(self, df: DataFrame, epoch_id: int) -> dict[str, int]:
+        """The frame cached, counted, written per kind, and the findings read back for the notifier."""
         df.persist()
         try:
             written = {str(r["kind"]): int(r["count"]) for r in df.groupBy("kind").count().collect()}
@@ -97,11 +125,4 @@ class BatchFunction:
                 self.notifier.notify(values, epoch_id)
         finally:
             df.unpersist()
-        stats: dict[str, Any] = {}
-        if self.stats is not None:
-            now = dict(self.stats.value)
-            now["failed_by_expectation"] = dict(now.get("failed_by_expectation", {}))
-            stats = diff_stats(now, self._stats_before)
-            self._stats_before = now
-        self.last_written = epoch_id
-        self.report(BatchReport(epoch_id, written, time.perf_counter() - started, stats))
+        return written

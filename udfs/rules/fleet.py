@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -285,6 +285,9 @@ def _still_pending(candidates: pd.DataFrame, summary: NumericSummary, min_peers:
     return tuple((float(v), *(_plain(x) for x in rest)) for v, *rest in zip(*columns, strict=True))
 
 
+_NONE: Final = raw_frame()  # no findings: shared, never changed (score_observations only reads it)
+
+
 def score_group(peer_group: str, key: str, observations: pd.DataFrame, prior: PeerState,
                 min_peers: int = MIN_PEERS) -> tuple[pd.DataFrame, PeerState, pd.DataFrame]:
     """Score one (peer group, key): raw findings, the new state, and the context the findings' ``row`` indexes.
@@ -297,7 +300,7 @@ def score_group(peer_group: str, key: str, observations: pd.DataFrame, prior: Pe
     if summary.count < min_peers:
         fresh = observations.reindex(columns=["value", *PENDING_COLUMNS])
         candidates = pd.concat([prior.pending_frame(), fresh], ignore_index=True) if prior.pending else fresh
-        return raw_frame(), PeerState(summary, _still_pending(candidates, summary, min_peers)), observations
+        return _NONE, PeerState(summary, _still_pending(candidates, summary, min_peers)), observations
     context = observations
     if prior.pending:
         waiting = prior.pending_frame()
@@ -306,7 +309,7 @@ def score_group(peer_group: str, key: str, observations: pd.DataFrame, prior: Pe
         context = pd.concat([observations, waiting], ignore_index=True) if len(waiting) else observations
     state = PeerState(summary)
     if context.empty:
-        return raw_frame(), state, context
+        return _NONE, state, context
     values = context["value"].to_numpy(dtype=float)
     peers = summary.count
     q1, q3 = summary.quantile_log(0.25), summary.quantile_log(0.75)
@@ -326,7 +329,7 @@ def score_group(peer_group: str, key: str, observations: pd.DataFrame, prior: Pe
                      "peer_iqr": usual, "peers": peers, "peers_near_value": int(near[i]),
                      "decades_outside": round(float(out_by[i]), 3)},
     } for i in hits]
-    return raw_frame(out), state, context
+    return (raw_frame(out) if out else _NONE), state, context
 
 
 def score_observations(observations: pd.DataFrame, state: Mapping[tuple[str, str], PeerState],
