@@ -7,7 +7,7 @@ starts from scratch (empty state, three new output topics created before the clo
 - **Consume:** one ``KafkaConsumer`` is assigned every partition of ``ctx.topic``,
   seeks to the beginning and polls until each partition reaches the end offset read
   at the start, gathering micro-batches of up to ``BATCH_RECORDS`` records
-  (= ``udfs.decode.GX_MIN_ROWS``, so GX runs about as often per row as in the job).
+  (the job's default batch bound, ``--max-offsets-per-trigger``: the batches the job makes of a backlog).
 - **Process** (``process_batch``): the job's own functions, in the job's order.
   1. ``udfs.decode.decode_batches`` (the decode half of the ``mapInArrow`` body) over
      the columns the job's Kafka source selects, per partition in Arrow batches of at
@@ -58,14 +58,14 @@ from sinks.base import SinkRecord
 from sinks.kafka import KafkaWriter, ensure_topic
 from streaming.pipeline import gauge_config
 from streaming.session import SparkSettings
-from udfs.decode import GX_MIN_ROWS, decode_batches, output_schema
+from udfs.decode import decode_batches, output_schema
 from udfs.gauges import GaugeConfig
 from udfs.memory import MemoryPipeline
 
 __all__ = ["ARROW_BATCH_ROWS", "BATCH_RECORDS", "KAFKA_SCHEMA", "BatchOutput", "PeerConfig", "PeerState",
            "RoundResult", "kafka_batches", "measure", "process_batch", "run_round"]
 
-BATCH_RECORDS = GX_MIN_ROWS
+BATCH_RECORDS = int(Settings().max_offsets_per_trigger or 120_000)
 ARROW_BATCH_ROWS = SparkSettings().arrow_batch_rows
 POLL_TIMEOUT_MS = 500
 FETCH_BYTES = 8 * 1024 * 1024  # per partition and fetch; kafka-python's 1 MB default means many round trips

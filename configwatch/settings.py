@@ -85,7 +85,7 @@ class Settings:
                                     commands=("run",), metavar="INTERVAL")
     starting_offsets: str = setting("earliest", "where a query without a checkpoint starts in the input topic",
                                     commands=("run",), choices=("earliest", "latest"))
-    max_offsets_per_trigger: int | None = setting(50_000, "most Kafka records per micro-batch: a backlog is "
+    max_offsets_per_trigger: int | None = setting(120_000, "most Kafka records per micro-batch: a backlog is "
                                                   "worked off in bounded batches", commands=("run",), metavar="N")
     max_files_per_trigger: int | None = setting(None, "most replay files per micro-batch (default: all available)",
                                                 commands=("run",), metavar="N")
