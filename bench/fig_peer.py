@@ -58,6 +58,7 @@ from sinks.base import SinkRecord
 from sinks.kafka import KafkaWriter, ensure_topic
 from streaming.pipeline import gauge_config
 from streaming.session import SparkSettings
+from streaming.sources import PARTITION_FETCH_BYTES
 from udfs.decode import decode_batches, output_schema
 from udfs.gauges import GaugeConfig
 from udfs.memory import MemoryPipeline
@@ -65,10 +66,11 @@ from udfs.memory import MemoryPipeline
 __all__ = ["ARROW_BATCH_ROWS", "BATCH_RECORDS", "KAFKA_SCHEMA", "BatchOutput", "PeerConfig", "PeerState",
            "RoundResult", "kafka_batches", "measure", "process_batch", "run_round"]
 
-BATCH_RECORDS = int(Settings().max_offsets_per_trigger or 120_000)
+BATCH_RECORDS = Settings().max_offsets_per_trigger  # the job's default batch bound
+if BATCH_RECORDS is None:
+    raise RuntimeError("Settings.max_offsets_per_trigger has no default: the peer's batch size follows it")
 ARROW_BATCH_ROWS = SparkSettings().arrow_batch_rows
 POLL_TIMEOUT_MS = 500
-FETCH_BYTES = 8 * 1024 * 1024  # per partition and fetch; kafka-python's 1 MB default means many round trips
 PRODUCER_SETTINGS: dict[str, Any] = {"acks": "all", "enable_idempotence": True, "linger_ms": 5,
                                      "client_id": "configwatch-peer"}  # as sinks.kafka
 _TIMESTAMP = pa.timestamp("us", tz="UTC")  # Spark's TimestampType in Arrow
@@ -167,8 +169,9 @@ def run_round(bootstrap: str, topic: str, topics: dict[str, str], config: PeerCo
     records = batches = 0
     started = time.perf_counter()
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                             client_id="configwatch-peer", max_partition_fetch_bytes=FETCH_BYTES,
-                             fetch_max_bytes=4 * FETCH_BYTES, max_poll_records=batch_records)
+                             client_id="configwatch-peer",  # fetch sizes as the job's Kafka source
+                             max_partition_fetch_bytes=PARTITION_FETCH_BYTES,
+                             fetch_max_bytes=4 * PARTITION_FETCH_BYTES, max_poll_records=batch_records)
     producer = KafkaProducer(bootstrap_servers=bootstrap, **PRODUCER_SETTINGS)
     try:
         writers = {kind: KafkaWriter(producer, name) for kind, name in topics.items()}

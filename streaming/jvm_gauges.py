@@ -6,9 +6,12 @@ connection, the transition of ``udfs.gauges.step_bucket``) and the totals step (
 version: counts, client instances, request-version usage, as ``udfs.gauges.apply_deltas`` and
 ``udfs.steps.second_step``). Their state lives in the query's RocksDB store and is read in
 process: no round trip to a Python worker per connection, which is what the Python keyed steps
-cost (docs/benchmarks.md). Everything the JVM must agree on with Python (the row schemas of
-``udfs.flow``, the contract's names, the knobs) goes over as one JSON spec built here from
-their Python homes, and the records' contract JSON is made here from their dataclasses' fields.
+cost (docs/benchmarks.md). The row schemas of ``udfs.flow``, the contract's names, the state
+keys' prefix and usage pair separator, and the knobs go over as one JSON spec (:func:`spec`)
+built here from their Python homes; the records' contract JSON is made here from their
+dataclasses' fields. Still spelled in Java: the transition itself, the names of the columns it
+looks up in those schemas, and its state variables' names and shapes (twins of
+``udfs.steps.STATE_SCHEMAS``).
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, GAUGES, U
 from configwatch.errors import SetupError
 from configwatch.records import VersionUsage
 from udfs.flow import DELTA_SCHEMA, GAUGE_COLUMN, RECORD_SCHEMA, USAGE_COLUMN
-from udfs.gauges import GaugeConfig
-from udfs.pipeline import CONN
+from udfs.gauges import SWEEP_MIN_MARKERS, USAGE_PAIR_SEP, GaugeConfig
+from udfs.pipeline import CONN_PREFIX
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -38,7 +41,7 @@ def spec(config: GaugeConfig) -> dict[str, Any]:
     return {
         "delta_schema": from_arrow_schema(DELTA_SCHEMA).json(),
         "record_schema": from_arrow_schema(RECORD_SCHEMA).json(),
-        "conn_prefix": f"{CONN}|",
+        "conn_prefix": CONN_PREFIX,
         "opened": CONNECTION_OPENED,
         "closed": CONNECTION_CLOSED,
         "gauges_kind": GAUGES,
@@ -46,6 +49,8 @@ def spec(config: GaugeConfig) -> dict[str, Any]:
         "ttl_ms": config.ttl_ms,
         "closed_retention_ms": config.closed_retention_ms,
         "usage_ids_max": VersionUsage.MAX_INSTANCE_IDS,
+        "usage_pair_sep": USAGE_PAIR_SEP,
+        "sweep_min": SWEEP_MIN_MARKERS,
     }
 
 

@@ -211,13 +211,13 @@ def pipeline(raw: DataFrame, settings: Settings, *, validate: bool = True, kinds
     # before it works, and more tasks than cores run in waves (docs/benchmarks.md, "2026-11-25").
     cores = raw.sparkSession.sparkContext.defaultParallelism
     routed = raw.coalesce(cores).mapInArrow(udf, from_arrow_schema(ROUTED_SCHEMA))
-    # Timers (the lease) need processing time; without a lease "None" keeps idle triggers free of batches.
-    time_mode = "ProcessingTime" if gauges.ttl_ms is not None else "None"
     if layout.gauges_on_jvm:  # new checkpoints: one shuffle, read by the JVM gauge steps and the Python step
         shuffled = routed.repartition("state_key")
         found = shuffled.groupBy("state_key").transformWithStateInPandas(
             FinalStep(settings.fingerprint_key), from_arrow_schema(FINAL_SCHEMA), "Append", "None")
         return found.unionByName(gauge_records(shuffled, gauges))
+    # Timers (the lease) need processing time; without a lease "None" keeps idle triggers free of batches.
+    time_mode = "ProcessingTime" if gauges.ttl_ms is not None else "None"
     mid = routed.groupBy("state_key").transformWithStateInPandas(
         StateStep(settings.fingerprint_key, gauges), from_arrow_schema(MID_SCHEMA), "Append", time_mode)
     return mid.groupBy("route").transformWithStateInPandas(

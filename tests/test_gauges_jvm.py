@@ -18,10 +18,12 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+import streaming.jvm_gauges
+import udfs.gauges
 from configwatch.contract import GAUGES, USAGE
 from configwatch.secrets import SecretStr
 from configwatch.settings import Settings
-from streaming.job import JobOptions, StreamingJob
+from streaming.job import QUERY_NAME, JobOptions, StreamingJob
 from udfs.decode import decode_file_batches
 from udfs.memory import MemoryPipeline
 from udfs.pipeline import DEFAULT_LAYOUT
@@ -51,9 +53,9 @@ def _stream(seed: int, batches: int, per_batch: int) -> list[list[dict[str, Any]
                 cid = rng.choice(closed)["connection_id"] if reuse else f"10.0.0.1:9092-10.0.0.2:{n}-{n}"
                 n += 1
                 name, version = rng.choice(NAMES)
-                event = {"event": "connection_opened", "connection_id": cid, "timestamp_ms": ts,
-                         "client_instance_id": rng.choice([None, f"inst-{rng.randrange(12)}"]),
-                         "client_software_name": name, "client_software_version": version}
+                event: dict[str, Any] = {"event": "connection_opened", "connection_id": cid, "timestamp_ms": ts,
+                                        "client_instance_id": rng.choice([None, f"inst-{rng.randrange(12)}"]),
+                                        "client_software_name": name, "client_software_version": version}
                 opened[cid] = event
             elif roll < 0.8:  # a close (some in the open's millisecond), some with request versions (a proxy)
                 cid = rng.choice(sorted(opened))
@@ -93,8 +95,8 @@ def _records(lines: list[str]) -> dict[str, tuple[Any, ...]]:
     return out
 
 
-def _memory(batches: list[list[dict[str, Any]]], files: list[Path]) -> list[dict[str, dict[str, Any]]]:
-    pipeline = MemoryPipeline(KEY, kinds=(GAUGES, USAGE))
+def _memory(batches: list[list[dict[str, Any]]], files: list[Path],
+            pipeline: MemoryPipeline) -> list[dict[str, dict[str, Any]]]:
     out = []
     for batch, path in zip(batches, files, strict=True):
         raw = pa.RecordBatch.from_arrays([pa.array(["\n".join(json.dumps(e) for e in batch)]),
@@ -106,10 +108,14 @@ def _memory(batches: list[list[dict[str, Any]]], files: list[Path]) -> list[dict
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("seed", [7, 23])
-def test_the_jvm_steps_give_the_python_transitions_records_batch_by_batch(spark: Any, tmp_path: Path,
-                                                                          seed: int) -> None:
+@pytest.mark.parametrize(("seed", "sweep_min"), [(7, None), (23, None), (23, 20)])
+def test_the_jvm_steps_give_the_python_transitions_records_batch_by_batch(spark: Any, tmp_path: Path, seed: int,
+                                                                          sweep_min: int | None,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     assert DEFAULT_LAYOUT.gauges_on_jvm  # a new checkpoint runs the JVM steps
+    if sweep_min is not None:  # both sides sweep old close markers often: redeliveries after retention then count
+        monkeypatch.setattr(udfs.gauges, "SWEEP_MIN_MARKERS", sweep_min)
+        monkeypatch.setattr(streaming.jvm_gauges, "SWEEP_MIN_MARKERS", sweep_min)
     batches = _stream(seed, batches=6, per_batch=150)
     replay = tmp_path / "replay"
     replay.mkdir()
@@ -130,6 +136,12 @@ def test_the_jvm_steps_give_the_python_transitions_records_batch_by_batch(spark:
     for kind in (GAUGES, USAGE):
         for path in sorted((out / kind).glob("part-*.jsonl")):
             by_epoch[int(path.name.split("-")[1])][kind].update(_records(path.read_text().splitlines()))
-    expected = _memory(batches, files)
+    memory = MemoryPipeline(KEY, kinds=(GAUGES, USAGE))
+    expected = _memory(batches, files, memory)
     assert sum(len(e[GAUGES]) for e in expected) > 20 and sum(len(e[USAGE]) for e in expected) > 5
     assert by_epoch == expected
+    # The same connection entries (open connections, close markers not yet swept) are left in state.
+    entries = spark.read.format("statestore").option("operatorId", 2).option("stateVarName", "entries").load(
+        str(tmp_path / "ckpt" / QUERY_NAME))
+    kept = sum(len(m) for (_, name), m in memory._first.maps.items() if name == "entries")
+    assert entries.count() == kept > 0

@@ -12,7 +12,8 @@ that started (+1) or stopped (-1) counting under its name and version (``udfs.ga
 ``RECORD_SCHEMA``: what the totals step emits, a gauge or a usage record's typed fields;
 :data:`GAUGE_FIELDS` come from ``configwatch.records.Gauge`` and :data:`USAGE_TYPE` is
 ``VersionUsage.to_dict``'s shape, so the JSON made from them is the records' own. The JVM
-reads every column by name from these schemas (``streaming.jvm_gauges.spec`` hands them over).
+looks up every field of these schemas by name, nested structs included
+(``streaming.jvm_gauges.spec`` hands them over); its state variables' shapes are its own.
 """
 
 from __future__ import annotations

@@ -57,6 +57,8 @@ __all__ = [
     "DEFAULT_CLOSED_RETENTION_MS",
     "INPUT_COLUMNS",
     "OUTPUT_SCHEMA",
+    "SWEEP_MIN_MARKERS",
+    "USAGE_PAIR_SEP",
     "BucketStep",
     "Conn",
     "Delta",
@@ -74,12 +76,15 @@ __all__ = [
     "sorted_events",
     "stale_markers",
     "step_bucket",
+    "usage_pair",
 ]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CLOSED_RETENTION_MS: Final = 10 * 60 * 1000
 DEFAULT_BUCKETS: Final = 8  # per key and batch one Python call: 8 cost 0.3x of 64 (docs/benchmarks.md)
+SWEEP_MIN_MARKERS: Final = 1_000  # a bucket sweeps no sooner than this many close markers written (prune_due)
+USAGE_PAIR_SEP: Final = ":"  # between API key and version in a usage state key (usage_pair)
 
 # What the transition reads from the decoded stream (partition/offset may be null; ``usage``: a close's
 # request versions as ``udfs.upgrade.usage.encode_usage`` wrote them, else null).
@@ -242,7 +247,12 @@ def stale_markers(markers: Mapping[str, int], clocks: Mapping[int, int], config:
 
 def prune_due(written_since: int, live_after_last: int) -> bool:
     """Whether a bucket should sweep its stale markers: when as many were written as lived (amortised O(1))."""
-    return written_since > max(1_000, live_after_last)
+    return written_since > max(SWEEP_MIN_MARKERS, live_after_last)
+
+
+def usage_pair(api_key: int, version: int) -> str:
+    """A request version's key in a usage state map: ``<api_key>:<version>``."""
+    return f"{api_key}{USAGE_PAIR_SEP}{version}"
 
 
 def log_lease(dropped: int, config: GaugeConfig, total: int) -> None:

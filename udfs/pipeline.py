@@ -52,11 +52,12 @@ from configwatch.records import Gauge
 from configwatch.secrets import SecretStr
 from udfs.gauges import DEFAULT_BUCKETS, GaugeConfig, bucket_of, masked_texts
 from udfs.rules.findings import contract_json
-from udfs.rules.stateful import OBSERVATION_SCHEMA, PASS, pass_key, prepare
+from udfs.rules.stateful import KEY_SEP, OBSERVATION_SCHEMA, PASS, pass_key, prepare
 from udfs.schema import EVENT_SCHEMA
 
 __all__ = [
     "CONN",
+    "CONN_PREFIX",
     "DEFAULT_LAYOUT",
     "FINAL_SCHEMA",
     "GAUGE",
@@ -68,6 +69,7 @@ __all__ = [
     "gauge_route",
     "gauge_value",
     "is_pass",
+    "key_kind",
     "pass_rows",
     "quarantine_values",
     "route",
@@ -76,7 +78,8 @@ __all__ = [
 
 CONN: Final = "conn"
 GAUGE: Final = "gauge"
-_SEP: Final = "|"
+_SEP: Final = KEY_SEP
+CONN_PREFIX: Final = CONN + _SEP  # a connection bucket's state key: ``conn|<bucket>``
 
 # Stage 1 input: the observation columns plus the output kind and the gauges' event columns.
 ROUTED_SCHEMA: Final = pa.schema([
@@ -171,7 +174,7 @@ def _gauge_rows(valid: pa.Table, config: GaugeConfig) -> pa.Table:
     else:
         partition = offset = pa.nulls(n, pa.int64())
     return _table({
-        "state_key": [f"{CONN}{_SEP}{bucket_of(c, config.buckets)}" for c in cids],
+        "state_key": [f"{CONN_PREFIX}{bucket_of(c, config.buckets)}" for c in cids],
         "kind": [GAUGES] * n,
         "event": events.column("event"),
         "connection_id": cids,
@@ -264,6 +267,11 @@ def gauge_value(row: dict[str, Any]) -> str:
     gauge = Gauge(row["client_software_name"], row["client_software_version"], int(row["connections"]),
                   int(row["client_instances"]), int(row["updated_at_ms"]), bool(row["removed"]))
     return gauge.to_json()
+
+
+def key_kind(state_key: str) -> str:
+    """What a state key is for: its part before the first separator (``conn``, ``pass``, ``fleet``, ...)."""
+    return state_key.partition(_SEP)[0]
 
 
 def is_pass(route_key: str) -> bool:

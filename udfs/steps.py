@@ -32,6 +32,7 @@ from configwatch.records import VersionUsage
 from configwatch.secrets import SecretStr
 from udfs.gauges import (
     INPUT_COLUMNS,
+    USAGE_PAIR_SEP,
     BucketStep,
     Conn,
     Delta,
@@ -44,8 +45,9 @@ from udfs.gauges import (
     sorted_events,
     stale_markers,
     step_bucket,
+    usage_pair,
 )
-from udfs.pipeline import CONN, FINAL_SCHEMA, MID_SCHEMA, finding_rows, gauge_route, gauge_value
+from udfs.pipeline import CONN, FINAL_SCHEMA, MID_SCHEMA, finding_rows, gauge_route, gauge_value, key_kind
 from udfs.rules.findings import contract_json
 from udfs.rules.stateful import PASS, step
 from udfs.schema import state_ddl
@@ -253,7 +255,7 @@ def _connections(frame: pd.DataFrame, state: KeyedState, config: GaugeConfig, no
 def first_step(state_key: str, frame: pd.DataFrame, state: KeyedState, key: SecretStr, config: GaugeConfig,
                now_ms: int) -> Iterator[pd.DataFrame]:
     """One ``state_key``'s routed rows: pass rows on, detection keys through ``step``, buckets through gauges."""
-    kind = state_key.partition("|")[0]
+    kind = key_kind(state_key)
     if kind == CONN:
         yield from _connections(frame, state, config, now_ms)
     elif kind == PASS:
@@ -285,7 +287,7 @@ def final_step(state_key: str, frame: pd.DataFrame, state: KeyedState, key: Secr
     It reads the same routed rows as the JVM steps: ``conn|`` keys are theirs and give nothing
     here. Pass rows go out as they are, detection keys through ``step`` (as in :func:`first_step`).
     """
-    kind = state_key.partition("|")[0]
+    kind = key_kind(state_key)
     if kind == CONN:
         return
     if kind == PASS:
@@ -362,7 +364,7 @@ def _usage(name: str, version: str, closes: pd.DataFrame, state: KeyedState, now
         pairs, over = decode_usage(str(text))
         connections, overflow = connections + 1, overflow + over
         for k, v in pairs:
-            pair = f"{k}:{v}"
+            pair = usage_pair(k, v)
             if pair not in counts:
                 seen = state.map_get("usage", pair)
                 counts[pair] = int(seen[0]) if seen is not None else 0
@@ -376,7 +378,7 @@ def _usage(name: str, version: str, closes: pd.DataFrame, state: KeyedState, now
         state.map_put("usage", pair, (n,))
     state.put("usage_totals", (connections, instances, overflow))
     rows = sorted((int(k), int(v), int(n[0])) for (k, _, v), n in
-                  ((pair.partition(":"), n) for pair, n in state.map_items("usage")))
+                  ((pair.partition(USAGE_PAIR_SEP), n) for pair, n in state.map_items("usage")))
     ids: list[str] = []
     for kept, _ in state.map_items("usage_instances"):
         ids.append(kept)

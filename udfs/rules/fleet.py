@@ -285,7 +285,7 @@ def _still_pending(candidates: pd.DataFrame, summary: NumericSummary, min_peers:
     return tuple((float(v), *(_plain(x) for x in rest)) for v, *rest in zip(*columns, strict=True))
 
 
-_NONE: Final = raw_frame()  # no findings: shared, never changed (score_observations only reads it)
+_NONE: Final = raw_frame()  # no findings: one frame shared by every caller, who must not change it
 
 
 def score_group(peer_group: str, key: str, observations: pd.DataFrame, prior: PeerState,

@@ -49,14 +49,14 @@ from udfs.rules.fleet import (
 )
 from udfs.rules.groups import MEMBER, GroupState, drift, group_observations
 
-__all__ = ["FLEET", "GROUP", "OBSERVATION_SCHEMA", "PASS", "PASS_BUCKETS", "DetectionState", "detect_with_state",
-           "observe", "pass_key", "prepare", "step"]
+__all__ = ["FLEET", "GROUP", "KEY_SEP", "OBSERVATION_SCHEMA", "PASS", "PASS_BUCKETS", "DetectionState",
+           "detect_with_state", "observe", "pass_key", "prepare", "step"]
 
 FLEET = "fleet"
 GROUP = "group"
 PASS = "pass"
 PASS_BUCKETS = 8  # stateless rows spread over a few keys (one Python call per key and batch)
-_SEP = "|"
+KEY_SEP = "|"  # between a state key's kind and the rest: ``<kind>|...`` (udfs.pipeline.key_kind)
 CONFIG_KEYS = "config_keys"
 CONFIG_VALUES = "config_values"
 
@@ -79,7 +79,7 @@ OBSERVATION_SCHEMA = pa.schema([
 
 def pass_key(out_key: str) -> str:
     """The ``pass|<n>`` state key of a stateless row, spread by its output key."""
-    return f"{PASS}{_SEP}{zlib.crc32(out_key.encode('utf-8', 'surrogatepass')) % PASS_BUCKETS}"
+    return f"{PASS}{KEY_SEP}{zlib.crc32(out_key.encode('utf-8', 'surrogatepass')) % PASS_BUCKETS}"
 
 
 def _frame(df: pd.DataFrame, lists: Mapping[str, pa.Array] | None = None) -> pa.Table:
@@ -122,9 +122,9 @@ def _fleet_rows(batch: PushBatch, fleet_per_key: bool) -> pa.Table:
         starts = np.flatnonzero(np.r_[True, (rows[1:] != rows[:-1]) | (groups[1:] != groups[:-1])])
     offsets = pa.array(np.r_[starts, n], pa.int32())
     first = values.iloc[starts].reset_index(drop=True)
-    state_key = FLEET + _SEP + first["peer_group"].astype(str)
+    state_key = FLEET + KEY_SEP + first["peer_group"].astype(str)
     if fleet_per_key:
-        state_key = state_key + _SEP + first["key"].astype(str)
+        state_key = state_key + KEY_SEP + first["key"].astype(str)
     context = batch.context[[*CONTEXT_COLUMNS, SUBJECT]].iloc[first["row"].to_numpy()].reset_index(drop=True)
     frame = pd.concat([first[["peer_group"]], context], axis=1).assign(state_key=state_key)
     return _frame(frame, {
@@ -146,7 +146,7 @@ def _fleet_values(rows: pd.DataFrame) -> pd.DataFrame:
 
 def _observations(batch: PushBatch, eff: Effective, key: SecretStr, fleet_per_key: bool) -> pa.Table:
     groups = group_observations(batch, eff, key)
-    groups = groups.assign(state_key=GROUP + _SEP + groups["group_fp"].astype(str))
+    groups = groups.assign(state_key=GROUP + KEY_SEP + groups["group_fp"].astype(str))
     return pa.concat_tables([_fleet_rows(batch, fleet_per_key), _frame(groups)])
 
 
@@ -171,12 +171,12 @@ def step(state_key: str, observations: pd.DataFrame, state: str | None, key: Sec
          now_ms: int) -> tuple[pa.Table, str | None]:
     """Findings of one state key's rows against its state, and the new state (JSON; None: keep nothing)."""
     observations = observations.reset_index(drop=True)
-    kind, _, rest = state_key.partition(_SEP)
+    kind, _, rest = state_key.partition(KEY_SEP)
     if kind == PASS:
         return from_contract_json([t for t in observations["finding"] if isinstance(t, str)]), None
     if kind == FLEET:
         observations = _fleet_values(observations)
-        peer_group, _, config_key = rest.partition(_SEP)
+        peer_group, _, config_key = rest.partition(KEY_SEP)
         if config_key:  # fleet_per_key: one config key's PeerState
             raw, peers, context = score_group(peer_group, config_key, observations, PeerState.from_json(state))
             return to_table(raw, context, key, now_ms), peers.to_json()
@@ -200,9 +200,9 @@ class DetectionState:
         """Per (peer group, config key), its peer summary."""
         out = {}
         for state_key, text in self.states.items():
-            kind, _, rest = state_key.partition(_SEP)
+            kind, _, rest = state_key.partition(KEY_SEP)
             if kind == FLEET:
-                peer_group, _, config_key = rest.partition(_SEP)
+                peer_group, _, config_key = rest.partition(KEY_SEP)
                 if config_key:
                     out[(peer_group, config_key)] = PeerState.from_json(text)
                 else:
@@ -212,8 +212,8 @@ class DetectionState:
     @property
     def groups(self) -> dict[str, GroupState]:
         """Per group fingerprint, its members."""
-        return {state_key.partition(_SEP)[2]: GroupState.from_json(text) for state_key, text in self.states.items()
-                if state_key.startswith(GROUP + _SEP)}
+        return {state_key.partition(KEY_SEP)[2]: GroupState.from_json(text) for state_key, text in self.states.items()
+                if state_key.startswith(GROUP + KEY_SEP)}
 
 
 def detect_with_state(pushes: pa.Table | pd.DataFrame, key: SecretStr, now_ms: int,

@@ -51,7 +51,6 @@ final class ConnectionStep extends StatefulProcessor<String, Row, Row> {
   static final StructType CLOCK = new StructType()
       .add("clock_ms", DataTypes.LongType).add("expired_total", DataTypes.LongType)
       .add("markers_written", DataTypes.LongType).add("markers_live", DataTypes.LongType);
-  private static final long SWEEP_MIN = 1_000;  // as udfs.gauges.prune_due
 
   private final Spec spec;
   private final int cEvent, cCid, cTs, cName, cVersion, cInstance, cPartition, cOffset, cPairs, cOverflow;
@@ -105,18 +104,13 @@ final class ConnectionStep extends StatefulProcessor<String, Row, Row> {
   private static final Comparator<Event> ORDER = Comparator.comparingLong(Event::ts)
       .thenComparing(Event::partition, NULLS_LAST).thenComparing(Event::offset, NULLS_LAST);
 
-  private static long now(TimerValues timers) {
-    long now = timers.getCurrentProcessingTimeInMs();
-    return now >= 0 ? now : System.currentTimeMillis();
-  }
-
   @Override
   public scala.collection.Iterator<Row> handleInputRows(String key, scala.collection.Iterator<Row> rows,
                                                        TimerValues timers) {
     if (!key.startsWith(spec.connPrefix)) {
       return scala.collection.Iterator.empty();  // the Python step's key
     }
-    long now = now(timers);
+    long now = Spec.now(timers);
     List<Event> events = new ArrayList<>();
     while (rows.hasNext()) {
       Row r = rows.next();
@@ -164,7 +158,7 @@ final class ConnectionStep extends StatefulProcessor<String, Row, Row> {
       put(cid, conn, marker);
     }
     written += step.marks.size();
-    if (written > Math.max(SWEEP_MIN, live)) {  // udfs.gauges.prune_due: amortised O(1) per marker
+    if (written > Math.max(spec.sweepMin, live)) {  // udfs.gauges.prune_due: amortised O(1) per marker
       live = sweep(clockMs);
       written = 0;
     }
@@ -305,7 +299,7 @@ final class ConnectionStep extends StatefulProcessor<String, Row, Row> {
   @Override
   public scala.collection.Iterator<Row> handleExpiredTimer(String key, TimerValues timers,
                                                           ExpiredTimerInfo info) {
-    long now = now(timers);
+    long now = Spec.now(timers);
     List<Tuple2<String, Conn>> open = new ArrayList<>();
     scala.collection.Iterator<Tuple2<String, Row>> it = entries.iterator();
     while (it.hasNext()) {

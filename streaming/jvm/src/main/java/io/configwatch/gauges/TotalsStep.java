@@ -27,11 +27,11 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <p>State per (name, version): {@code totals} (open connections, distinct instances),
  * {@code instances} (instance id -> its open connections), and for closes that carry request
- * versions (a proxying gateway) {@code usage} ("api_key:version" -> connections),
+ * versions (a proxying gateway) {@code usage} ({@code udfs.gauges.usage_pair} -> connections),
  * {@code usage_instances} and {@code usage_totals}. A batch reads only the instances its deltas
- * name. Output ({@code udfs.flow.RECORD_SCHEMA}, typed; the contract JSON is made from it in
- * {@code streaming.jvm_gauges}): a gauge row when a value changed (or the lease dropped
- * connections), a usage row when closes with usage arrived.
+ * name. Output ({@code udfs.flow.RECORD_SCHEMA}, typed, its fields set by name; the contract JSON
+ * is made from it in {@code streaming.jvm_gauges}): a gauge row when a value changed (or the
+ * lease dropped connections), a usage row when closes with usage arrived.
  */
 final class TotalsStep extends StatefulProcessor<Tuple2<String, String>, Row, Row> {
   private static final long serialVersionUID = 1L;
@@ -43,6 +43,11 @@ final class TotalsStep extends StatefulProcessor<Tuple2<String, String>, Row, Ro
 
   private final Spec spec;
   private final int cInstance, cChange, cExpired, cPairs, cOverflow, oKind, oName, oVersion, oGauge, oUsage;
+  private final StructType gaugeType, usageType, versionType;
+  private final int pApiKey, pVersion;                               // a delta's request pair
+  private final int gConnections, gInstances, gUpdated, gRemoved;    // the gauge struct
+  private final int uVersions, uConnections, uInstances, uIds, uUpdated, uOverflow;  // the usage struct
+  private final int vApiKey, vVersion, vConnections;                 // one of its request versions
   private transient ValueState<Row> totals;
   private transient MapState<String, Long> instances;
   private transient MapState<String, Long> usage;
@@ -61,6 +66,25 @@ final class TotalsStep extends StatefulProcessor<Tuple2<String, String>, Row, Ro
     oVersion = spec.record.fieldIndex("client_software_version");
     oGauge = spec.record.fieldIndex("gauge");
     oUsage = spec.record.fieldIndex("usage");
+    StructType pair = Spec.structOf(spec.delta, "request_pairs");
+    pApiKey = pair.fieldIndex("api_key");
+    pVersion = pair.fieldIndex("version");
+    gaugeType = Spec.structOf(spec.record, "gauge");
+    gConnections = gaugeType.fieldIndex("connections");
+    gInstances = gaugeType.fieldIndex("client_instances");
+    gUpdated = gaugeType.fieldIndex("updated_at_ms");
+    gRemoved = gaugeType.fieldIndex("removed");
+    usageType = Spec.structOf(spec.record, "usage");
+    uVersions = usageType.fieldIndex("request_versions");
+    uConnections = usageType.fieldIndex("connections");
+    uInstances = usageType.fieldIndex("client_instances");
+    uIds = usageType.fieldIndex("client_instance_ids");
+    uUpdated = usageType.fieldIndex("updated_at_ms");
+    uOverflow = usageType.fieldIndex("overflow");
+    versionType = Spec.structOf(usageType, "request_versions");
+    vApiKey = versionType.fieldIndex("api_key");
+    vVersion = versionType.fieldIndex("version");
+    vConnections = versionType.fieldIndex("connections");
   }
 
   @Override
@@ -76,8 +100,7 @@ final class TotalsStep extends StatefulProcessor<Tuple2<String, String>, Row, Ro
   @Override
   public scala.collection.Iterator<Row> handleInputRows(Tuple2<String, String> key,
                                                        scala.collection.Iterator<Row> rows, TimerValues timers) {
-    long now = timers.getCurrentProcessingTimeInMs();
-    now = now >= 0 ? now : System.currentTimeMillis();
+    long now = Spec.now(timers);
     List<Row> deltas = new ArrayList<>();
     while (rows.hasNext()) {
       deltas.add(rows.next());
@@ -148,8 +171,12 @@ final class TotalsStep extends StatefulProcessor<Tuple2<String, String>, Row, Ro
       return null;
     }
     boolean removed = newConnections == 0;
-    return record(spec.gaugesKind, name, version, oGauge,
-        RowFactory.create(newConnections, removed ? 0L : newInstances, now, removed));
+    Object[] g = new Object[gaugeType.size()];
+    g[gConnections] = newConnections;
+    g[gInstances] = removed ? 0L : newInstances;
+    g[gUpdated] = now;
+    g[gRemoved] = removed;
+    return record(spec.gaugesKind, name, version, oGauge, RowFactory.create(g));
   }
 
   /** Fold closes that carry request versions into the key's usage (udfs.steps._usage); the usage row. */
@@ -163,12 +190,12 @@ final class TotalsStep extends StatefulProcessor<Tuple2<String, String>, Row, Ro
       TreeSet<List<Long>> pairs = new TreeSet<>((a, b) -> a.get(0).equals(b.get(0))
           ? Long.compare(a.get(1), b.get(1)) : Long.compare(a.get(0), b.get(0)));
       for (Row p : close.<Row>getList(cPairs)) {
-        pairs.add(List.of(((Number) p.get(0)).longValue(), ((Number) p.get(1)).longValue()));
+        pairs.add(List.of(((Number) p.get(pApiKey)).longValue(), ((Number) p.get(pVersion)).longValue()));
       }
       connections += 1;
       overflow += Spec.longOr(close, cOverflow, 0);
       for (List<Long> p : pairs) {
-        String pair = p.get(0) + ":" + p.get(1);
+        String pair = p.get(0) + spec.usagePairSep + p.get(1);
         if (!counts.containsKey(pair)) {
           Long seen = usage.getValue(pair);
           counts.put(pair, seen == null ? 0L : seen);
@@ -192,15 +219,19 @@ final class TotalsStep extends StatefulProcessor<Tuple2<String, String>, Row, Ro
     scala.collection.Iterator<Tuple2<String, Long>> it = usage.iterator();
     while (it.hasNext()) {
       Tuple2<String, Long> kv = it.next();
-      int colon = kv._1().indexOf(':');
-      triples.add(new long[] {Long.parseLong(kv._1().substring(0, colon)),
-          Long.parseLong(kv._1().substring(colon + 1)), kv._2()});
+      int sep = kv._1().indexOf(spec.usagePairSep);
+      triples.add(new long[] {Long.parseLong(kv._1().substring(0, sep)),
+          Long.parseLong(kv._1().substring(sep + spec.usagePairSep.length())), kv._2()});
     }
     triples.sort((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0])
         : a[1] != b[1] ? Long.compare(a[1], b[1]) : Long.compare(a[2], b[2]));
     List<Row> versions = new ArrayList<>(triples.size());
     for (long[] t : triples) {
-      versions.add(RowFactory.create(t[0], t[1], t[2]));
+      Object[] v = new Object[versionType.size()];
+      v[vApiKey] = t[0];
+      v[vVersion] = t[1];
+      v[vConnections] = t[2];
+      versions.add(RowFactory.create(v));
     }
     List<String> ids = new ArrayList<>();
     scala.collection.Iterator<String> keys = usageInstances.keys();
@@ -208,9 +239,14 @@ final class TotalsStep extends StatefulProcessor<Tuple2<String, String>, Row, Ro
       ids.add(keys.next());
     }
     Collections.sort(ids);
-    return record(spec.usageKind, name, version, oUsage, RowFactory.create(
-        CollectionConverters.asScala(versions).toSeq(), connections, distinct,
-        CollectionConverters.asScala(ids).toSeq(), now, overflow));
+    Object[] u = new Object[usageType.size()];
+    u[uVersions] = CollectionConverters.asScala(versions).toSeq();
+    u[uConnections] = connections;
+    u[uInstances] = distinct;
+    u[uIds] = CollectionConverters.asScala(ids).toSeq();
+    u[uUpdated] = now;
+    u[uOverflow] = overflow;
+    return record(spec.usageKind, name, version, oUsage, RowFactory.create(u));
   }
 
   private Row record(String kind, String name, String version, int column, Row fields) {
