@@ -62,7 +62,7 @@ def _produce(spark: Any, bootstrap: str, topic: str, events: list[Event]) -> Non
                               "partition": [zlib.crc32(k) % PARTITIONS for k in keys]})
         (spark.createDataFrame(frame, "key binary, value binary, partition int").coalesce(1)
          .write.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
-         .option("kafka.linger.ms", "20").option("kafka.batch.size", str(1 << 20)).save())
+         .option("kafka.linger.ms", "20").option("kafka.batch.size", str(1 << 20)).mode("append").save())
 
 
 def _state_after(events: list[Event], marks: list[int]) -> list[tuple[int, int]]:

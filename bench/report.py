@@ -101,6 +101,8 @@ def render(results: dict[str, Any]) -> str:
     ]
     if p.get("latency_measured_in"):
         lines += ["", f"Figure 4 was measured in {p['latency_measured_in']}."]
+    for figure, where in p.get("measured_apart", {}).items():  # a figure re-run on its own, merged in by hand
+        lines += ["", f"The {figure} figure was measured in {where}."]
     if results.get("errors"):
         lines += ["", "Failed figures: " + "; ".join(f"{k}: {v}" for k, v in results["errors"].items())]
     lines.append(END)
