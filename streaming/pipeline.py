@@ -212,6 +212,9 @@ def pipeline(raw: DataFrame, settings: Settings, *, validate: bool = True, kinds
     cores = raw.sparkSession.sparkContext.defaultParallelism
     routed = raw.coalesce(cores).mapInArrow(udf, from_arrow_schema(ROUTED_SCHEMA))
     if layout.gauges_on_jvm:  # new checkpoints: one shuffle, read by the JVM gauge steps and the Python step
+        # Both branches read this shuffle whole: a filter per branch (conn| keys to the JVM, the rest to
+        # Python) is pushed below the exchange by Spark's optimizer, which then plans two exchanges and
+        # runs the route mapInArrow twice. So each step skips the other's keys (udfs.steps.final_step).
         shuffled = routed.repartition("state_key")
         found = shuffled.groupBy("state_key").transformWithStateInPandas(
             FinalStep(settings.fingerprint_key), from_arrow_schema(FINAL_SCHEMA), "Append", "None")

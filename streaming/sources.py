@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["FETCH_MAX_WAIT_MS", "PARTITION_FETCH_BYTES", "files_source", "kafka_source"]
+__all__ = ["PARTITION_FETCH_BYTES", "files_source", "kafka_source"]
 
-FETCH_MAX_WAIT_MS = 10
+_FETCH_MAX_WAIT_MS = 10
 PARTITION_FETCH_BYTES = 8 * 1024 * 1024
 
 
@@ -34,7 +34,7 @@ def kafka_source(spark: SparkSession, bootstrap_servers: str, topic: str,
         # consumer's default fetch.max.wait.ms (500) the fetch at a partition's end waited it out,
         # about 1 s of every batch that reads up to the end (docs/benchmarks.md). Larger fetches
         # also mean fewer round trips for records of a few KB.
-        .option("kafka.fetch.max.wait.ms", str(FETCH_MAX_WAIT_MS))
+        .option("kafka.fetch.max.wait.ms", str(_FETCH_MAX_WAIT_MS))
         .option("kafka.max.partition.fetch.bytes", str(PARTITION_FETCH_BYTES))
     )
     if max_offsets_per_trigger:

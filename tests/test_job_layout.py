@@ -35,20 +35,20 @@ def test_a_checkpoint_from_before_the_file_keeps_the_layout_it_was_written_with(
     assert pinned_layout(spark, f"file://{checkpoint}") == LEGACY_LAYOUT  # a Hadoop URI reads the same file
 
 
-def test_a_layout_file_from_before_one_entry_per_connection_keeps_markers_apart(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("written", "kept"), [
+    # before one entry per connection: markers apart, and the Python gauge steps
+    ('{"connection_buckets": 8, "fleet_per_key": false}',
+     StateLayout(8, fleet_per_key=False, markers_apart=True, gauges_on_jvm=False)),
+    # before the JVM gauge steps: the Python steps
+    ('{"connection_buckets": 8, "fleet_per_key": false, "markers_apart": false}',
+     StateLayout(8, fleet_per_key=False, markers_apart=False, gauges_on_jvm=False)),
+], ids=["before-entries", "before-jvm-steps"])
+def test_a_layout_file_from_an_earlier_release_keeps_what_its_absent_fields_meant(
+        spark: Any, tmp_path: Path, written: str, kept: StateLayout) -> None:
     checkpoint = tmp_path / "job"
     checkpoint.mkdir()
-    (checkpoint / LAYOUT_FILE).write_text('{"connection_buckets": 8, "fleet_per_key": false}')
-    assert pinned_layout(spark, str(checkpoint)) == StateLayout(8, fleet_per_key=False, markers_apart=True,
-                                                                gauges_on_jvm=False)
-
-
-def test_a_layout_file_from_before_the_jvm_gauge_steps_keeps_the_python_steps(spark: Any, tmp_path: Path) -> None:
-    checkpoint = tmp_path / "job"
-    checkpoint.mkdir()
-    (checkpoint / LAYOUT_FILE).write_text('{"connection_buckets": 8, "fleet_per_key": false, "markers_apart": false}')
-    assert pinned_layout(spark, str(checkpoint)) == StateLayout(8, fleet_per_key=False, markers_apart=False,
-                                                                gauges_on_jvm=False)
+    (checkpoint / LAYOUT_FILE).write_text(written)
+    assert pinned_layout(spark, str(checkpoint)) == kept
 
 
 def test_an_unreadable_layout_file_is_one_clear_error(spark: Any, tmp_path: Path) -> None:

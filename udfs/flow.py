@@ -10,7 +10,7 @@
 ``DELTA_SCHEMA``: what the connection step hands the totals step, one row per connection
 that started (+1) or stopped (-1) counting under its name and version (``udfs.gauges.Delta``).
 ``RECORD_SCHEMA``: what the totals step emits, a gauge or a usage record's typed fields;
-:data:`GAUGE_FIELDS` come from ``configwatch.records.Gauge`` and :data:`USAGE_TYPE` is
+the gauge fields come from ``configwatch.records.Gauge`` and the usage fields are
 ``VersionUsage.to_dict``'s shape, so the JSON made from them is the records' own. The JVM
 looks up every field of these schemas by name, nested structs included
 (``streaming.jvm_gauges.spec`` hands them over); its state variables' shapes are its own.
@@ -26,7 +26,7 @@ from configwatch.records import Gauge
 from udfs.pipeline import ROUTED_SCHEMA
 from udfs.schema import record_fields
 
-__all__ = ["DELTA_SCHEMA", "GAUGE_COLUMN", "GAUGE_FIELDS", "RECORD_SCHEMA", "USAGE_COLUMN", "USAGE_TYPE"]
+__all__ = ["DELTA_SCHEMA", "GAUGE_COLUMN", "RECORD_SCHEMA", "USAGE_COLUMN"]
 
 GAUGE_COLUMN: Final = "gauge"  # a gauge record's fields
 USAGE_COLUMN: Final = "usage"  # a usage record's fields
@@ -41,9 +41,9 @@ DELTA_SCHEMA: Final = pa.schema([
 ])
 
 # A gauge record's fields besides its name and version (connections, client_instances, updated_at_ms, removed).
-GAUGE_FIELDS: Final = [f for f in record_fields(Gauge) if f.name not in _IDENTITY]
+_GAUGE_FIELDS: Final = [f for f in record_fields(Gauge) if f.name not in _IDENTITY]
 # A usage record's fields besides its name and version, in the order and with the names VersionUsage.to_dict has.
-USAGE_TYPE: Final = pa.struct([
+_USAGE_TYPE: Final = pa.struct([
     ("request_versions", pa.list_(pa.struct([("api_key", pa.int64()), ("version", pa.int64()),
                                              ("connections", pa.int64())]))),
     ("connections", pa.int64()),
@@ -56,6 +56,6 @@ USAGE_TYPE: Final = pa.struct([
 RECORD_SCHEMA: Final = pa.schema([
     pa.field("kind", pa.string()),  # configwatch.contract.GAUGES or USAGE
     *(ROUTED_SCHEMA.field(name) for name in _IDENTITY),
-    pa.field(GAUGE_COLUMN, pa.struct(GAUGE_FIELDS)),
-    pa.field(USAGE_COLUMN, USAGE_TYPE),
+    pa.field(GAUGE_COLUMN, pa.struct(_GAUGE_FIELDS)),
+    pa.field(USAGE_COLUMN, _USAGE_TYPE),
 ])

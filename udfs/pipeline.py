@@ -78,8 +78,7 @@ __all__ = [
 
 CONN: Final = "conn"
 GAUGE: Final = "gauge"
-_SEP: Final = KEY_SEP
-CONN_PREFIX: Final = CONN + _SEP  # a connection bucket's state key: ``conn|<bucket>``
+CONN_PREFIX: Final = CONN + KEY_SEP  # a connection bucket's state key: ``conn|<bucket>``
 
 # Stage 1 input: the observation columns plus the output kind and the gauges' event columns.
 ROUTED_SCHEMA: Final = pa.schema([
@@ -153,7 +152,7 @@ def pass_rows(kind: str, keys: list[str], values: list[str]) -> pa.Table:
 
 
 def gauge_route(name: str, version: str) -> str:
-    return f"{GAUGE}{_SEP}{software_key(name, version)}"
+    return f"{GAUGE}{KEY_SEP}{software_key(name, version)}"
 
 
 def _gauge_rows(valid: pa.Table, config: GaugeConfig) -> pa.Table:
@@ -271,8 +270,8 @@ def gauge_value(row: dict[str, Any]) -> str:
 
 def key_kind(state_key: str) -> str:
     """What a state key is for: its part before the first separator (``conn``, ``pass``, ``fleet``, ...)."""
-    return state_key.partition(_SEP)[0]
+    return state_key.partition(KEY_SEP)[0]
 
 
 def is_pass(route_key: str) -> bool:
-    return route_key.startswith(PASS + _SEP)
+    return route_key.startswith(PASS + KEY_SEP)

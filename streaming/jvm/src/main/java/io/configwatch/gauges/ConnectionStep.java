@@ -51,6 +51,14 @@ final class ConnectionStep extends StatefulProcessor<String, Row, Row> {
   static final StructType CLOCK = new StructType()
       .add("clock_ms", DataTypes.LongType).add("expired_total", DataTypes.LongType)
       .add("markers_written", DataTypes.LongType).add("markers_live", DataTypes.LongType);
+  private static final int E_CLOSED = ENTRY.fieldIndex("closed_ms");
+
+  /** The bucket's clock row as values (all 0 before the bucket's first batch). */
+  private record Clock(long clockMs, long expiredTotal, long markersWritten, long markersLive) {
+    Row row() {
+      return RowFactory.create(clockMs, expiredTotal, markersWritten, markersLive);
+    }
+  }
 
   private final Spec spec;
   private final int cEvent, cCid, cTs, cName, cVersion, cInstance, cPartition, cOffset, cPairs, cOverflow;
@@ -135,26 +143,25 @@ final class ConnectionStep extends StatefulProcessor<String, Row, Row> {
           if (conn != null) {
             conns.put(e.cid, conn);
           }
-          if (!value.isNullAt(6)) {
-            markers.put(e.cid, value.getLong(6));
+          if (!value.isNullAt(E_CLOSED)) {
+            markers.put(e.cid, value.getLong(E_CLOSED));
           }
         }
       }
     }
-    Row c = clock.exists() ? clock.get() : null;
-    long clockMs = c == null ? 0 : c.getLong(0);
-    long expiredTotal = c == null ? 0 : c.getLong(1);
-    long written = c == null ? 0 : c.getLong(2);
-    long live = c == null ? 0 : c.getLong(3);
+    Clock before = readClock();
+    long clockMs = before.clockMs;
+    long written = before.markersWritten;
+    long live = before.markersLive;
     for (Event e : events) {
       clockMs = Math.max(clockMs, e.ts);
     }
     Step step = apply(events, conns, markers, clockMs, now);
     for (String cid : step.touched()) {
-      Row before = stored.get(cid);
-      Conn conn = step.live.containsKey(cid) ? step.live.get(cid) : (before == null ? null : connOf(before));
+      Row was = stored.get(cid);
+      Conn conn = step.live.containsKey(cid) ? step.live.get(cid) : (was == null ? null : connOf(was));
       Long marker = step.marks.containsKey(cid) ? step.marks.get(cid)
-          : (before == null || before.isNullAt(6) ? null : before.getLong(6));
+          : (was == null || was.isNullAt(E_CLOSED) ? null : was.getLong(E_CLOSED));
       put(cid, conn, marker);
     }
     written += step.marks.size();
@@ -162,7 +169,7 @@ final class ConnectionStep extends StatefulProcessor<String, Row, Row> {
       live = sweep(clockMs);
       written = 0;
     }
-    clock.update(RowFactory.create(clockMs, expiredTotal, written, live));
+    clock.update(new Clock(clockMs, before.expiredTotal, written, live).row());
     if (spec.lease() && !getHandle().listTimers().hasNext()) {
       getHandle().registerTimer(now + spec.ttlMs);
     }
@@ -241,6 +248,14 @@ final class ConnectionStep extends StatefulProcessor<String, Row, Row> {
     return s;
   }
 
+  private Clock readClock() {
+    if (!clock.exists()) {
+      return new Clock(0, 0, 0, 0);
+    }
+    Row c = clock.get();
+    return new Clock(c.getLong(0), c.getLong(1), c.getLong(2), c.getLong(3));  // CLOCK's order
+  }
+
   private static Conn connOf(Row value) {
     if (value.isNullAt(0)) {
       return null;
@@ -270,7 +285,7 @@ final class ConnectionStep extends StatefulProcessor<String, Row, Row> {
       Tuple2<String, Row> kv = it.next();
       total++;
       Row v = kv._2();
-      if (!v.isNullAt(6) && v.getLong(6) < horizon) {
+      if (!v.isNullAt(E_CLOSED) && v.getLong(E_CLOSED) < horizon) {
         stale.add(kv);
       }
     }
@@ -320,9 +335,9 @@ final class ConnectionStep extends StatefulProcessor<String, Row, Row> {
         nextSeen = Math.min(nextSeen, conn.seenMs);
       }
     }
-    Row c = clock.exists() ? clock.get() : RowFactory.create(0L, 0L, 0L, 0L);
-    long total = c.getLong(1) + deltas.size();
-    clock.update(RowFactory.create(c.getLong(0), total, c.getLong(2) + deltas.size(), c.getLong(3)));
+    Clock c = readClock();
+    long total = c.expiredTotal + deltas.size();
+    clock.update(new Clock(c.clockMs, total, c.markersWritten + deltas.size(), c.markersLive).row());
     if (nextSeen != Long.MAX_VALUE) {
       getHandle().registerTimer(nextSeen + spec.ttlMs);
     }
