@@ -89,6 +89,9 @@ def build_spark_session(settings: SparkSettings | None = None) -> SparkSession:
         "spark.sql.streaming.minBatchesToRetain": "10",
         "spark.python.worker.reuse": "true",
         "spark.python.daemon.module": settings.python_daemon,
+        # Spark pools Python workers per environment, and its mapInArrow runner adds this variable where the
+        # transformWithStateInPandas runner does not: two daemons and two idle pools. Set for both: one pool.
+        "spark.executorEnv.SPARK_SIMPLIFIED_TRACEBACK": "1",
         # Python workers connect back to the JVM (state server, foreachBatch) within this time;
         # the 15 s default fails queries when a busy 2-core machine starts a worker slowly.
         "spark.python.authenticate.socketTimeout": "90s",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from streaming.session import ROCKSDB_PROVIDER
+from streaming.session import ROCKSDB_PROVIDER, SparkSettings
 
 pytestmark = pytest.mark.spark
 
@@ -18,3 +19,42 @@ def test_state_lives_in_rocksdb_changelogged_without_counting_rows(spark: Any) -
     assert spark.conf.get(f"{_STORE}.rocksdb.changelogCheckpointing.enabled") == "true"
     # docs/benchmarks.md: counting rows costs a lookup per state write; without it the 1M-connection run is faster.
     assert spark.conf.get(f"{_STORE}.rocksdb.trackTotalNumberOfRows") == "false"
+
+
+def _worker_daemons(spark: Any) -> list[int]:
+    """The Python worker daemons the driver JVM has started (its children running the daemon module)."""
+    jvm_pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    daemons = []
+    for entry in Path("/proc").iterdir():
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, ValueError, IndexError):
+            continue  # not a process, or it ended while being read
+        if parent == jvm_pid and SparkSettings.python_daemon in command:
+            daemons.append(int(entry.name))
+    return daemons
+
+
+def test_arrow_and_state_stages_share_one_python_worker_pool(spark: Any) -> None:
+    # Spark keys its worker pools by environment; the mapInArrow runner and the transformWithStateInPandas
+    # runner must see the same one, or each keeps a daemon and idle workers (docs/benchmarks.md, memory).
+    import pandas as pd
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+
+    class Count(StatefulProcessor):
+        def init(self, handle: Any) -> None:
+            self.seen = handle.getValueState("seen", "n long")
+
+        def handleInputRows(self, key: Any, rows: Any, timerValues: Any) -> Any:  # noqa: N802, N803
+            n = sum(len(frame) for frame in rows)
+            yield pd.DataFrame({"k": [key[0]], "n": [n]})
+
+        def close(self) -> None:
+            pass
+
+    frame = spark.range(40).selectExpr("CAST(id % 4 AS STRING) AS k")
+    routed = frame.mapInArrow(lambda batches: batches, frame.schema)
+    counted = routed.groupBy("k").transformWithStateInPandas(Count(), "k string, n long", "Append", "None")
+    assert sorted(r.n for r in counted.collect()) == [10, 10, 10, 10]
+    assert len(_worker_daemons(spark)) == 1
