@@ -18,7 +18,7 @@ from udfs.decode import DecodeStats, decode_batches, decode_file_batches, file_o
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["DecodeUdf", "decode"]
+__all__ = ["DecodeUdf", "decode", "one_task_per_core"]
 
 
 class DecodeUdf:
@@ -40,13 +40,23 @@ class DecodeUdf:
         return body(batches, validate=self.validate, report=self._report())
 
 
+def one_task_per_core(raw: DataFrame) -> DataFrame:
+    """``raw`` in as many partitions as the session has cores (never more than it has), each read whole.
+
+    A Python task costs about 0.2 s before it works, and more tasks than cores run in waves
+    (docs/benchmarks.md, "2026-11-25"); so a Python stage over the source gets one task per core.
+    """
+    return raw.coalesce(raw.sparkSession.sparkContext.defaultParallelism)
+
+
 def decode(raw: DataFrame, *, validate: bool = True, stats: Any | None = None) -> DataFrame:
     """``raw`` from ``streaming.sources``; returns one typed row per record (see ``udfs.schema``).
 
-    Valid rows have ``reason`` null; invalid rows carry the quarantine reason.
+    Valid rows have ``reason`` null; invalid rows carry the quarantine reason. One task per core.
     ``validate`` runs the GX suite on each batch; ``stats`` is an accumulator
     that receives each batch's :class:`udfs.decode.DecodeStats` as a dict.
     """
     files = "file" in raw.columns
     arrow_out = file_output_schema() if files else output_schema(to_arrow_schema(raw.schema))
-    return raw.mapInArrow(DecodeUdf(files=files, validate=validate, stats=stats), from_arrow_schema(arrow_out))
+    udf = DecodeUdf(files=files, validate=validate, stats=stats)
+    return one_task_per_core(raw).mapInArrow(udf, from_arrow_schema(arrow_out))
