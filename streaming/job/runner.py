@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
+from pyspark.errors import StreamingQueryException
+
 from configwatch.contract import OUTPUT_KINDS
 from configwatch.settings import Settings
 from sinks.base import Output
@@ -211,18 +213,26 @@ class StreamingJob:
         """The running streaming query (None before ``start``)."""
         return self._query
 
+    @staticmethod
+    def _ended(query: Any, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the query to end; wakes as it ends, not at the next poll."""
+        try:
+            return bool(query.awaitTermination(timeout_s)) or not query.isActive
+        except StreamingQueryException:  # ended by an error, which _failure reads
+            return True
+
     def wait(self, poll_s: float = 0.5) -> JobResult:
         """Block until the query ends (available-now) or a stop is requested; raise JobError on failure."""
         query = self._query
         assert query is not None, "start() first"
         while True:
-            if not query.isActive:
+            if self._ended(query, poll_s):
                 failure = self._failure(query)
                 if failure:
                     self._stop.set()
                     raise JobError(f"the job's query failed: {failure}")
                 return self.result
-            if self._stop.wait(poll_s):
+            if self._stop.is_set():
                 self.result.stopped_by_signal = True
                 self.stop(graceful=True)
                 return self.result
