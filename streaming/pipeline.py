@@ -3,7 +3,7 @@
 New checkpoints (``StateLayout.gauges_on_jvm``)::
 
     raw --mapInArrow(decode + udfs.pipeline.route)--> routed rows (state_key)
-        --one shuffle by state_key; each branch reads its own keys from it (Spark reuses the exchange)-->
+        --one shuffle by state_key, read by both branches (Spark reuses the exchange)-->
           conn|<n> keys: the JVM gauge steps (streaming.jvm_gauges) --> gauge and usage records
           other keys:    transformWithStateInPandas(FinalStep): detection, pass rows --> findings, quarantine
         --union--> kind, key, value, tombstone
@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
-from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
@@ -40,14 +39,14 @@ from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValu
 from configwatch.contract import OUTPUT_KINDS
 from configwatch.secrets import SecretStr
 from configwatch.settings import Settings
-from streaming.decode import DecodeUdf, one_task_per_core
+from streaming.decode import DecodeUdf
 from streaming.jvm_gauges import gauge_records
 from udfs.gauges import GaugeConfig
-from udfs.pipeline import CONN_PREFIX, DEFAULT_LAYOUT, FINAL_SCHEMA, MID_SCHEMA, ROUTED_SCHEMA, StateLayout, route
+from udfs.pipeline import DEFAULT_LAYOUT, FINAL_SCHEMA, MID_SCHEMA, ROUTED_SCHEMA, StateLayout, route
 from udfs.steps import STATE_SCHEMAS, connection_variables, expire_step, final_step, first_step, second_step
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
 
 __all__ = ["FinalStep", "RouteUdf", "StateStep", "TotalsStep", "gauge_config", "pipeline"]
 
@@ -198,18 +197,6 @@ class TotalsStep(StatefulProcessor):
         pass
 
 
-def _branch(shuffled: DataFrame, keep: Column) -> DataFrame:
-    """The rows of ``shuffled`` (the route stage's exchange) that ``keep`` selects, read from that one exchange.
-
-    Spark's optimizer pushes a deterministic filter below an exchange; each branch would then have an
-    exchange of its own over its own run of the route ``mapInArrow`` (decode and detection twice). A
-    term that is never true but not deterministic (``spark_partition_id() < 0``) keeps the filter above
-    the exchange, so the branches share it (one ``Exchange``, one ``ReusedExchange`` in the plan) and the
-    Python step is not handed the connection events (docs/benchmarks.md, "2026-11-25, later").
-    """
-    return shuffled.filter(keep | (F.spark_partition_id() < 0))
-
-
 def pipeline(raw: DataFrame, settings: Settings, *, validate: bool = True, kinds: Collection[str] = OUTPUT_KINDS,
              stats: Any | None = None, layout: StateLayout = DEFAULT_LAYOUT) -> DataFrame:
     """Output records (``FINAL_SCHEMA``: kind, key, value, tombstone) of ``raw`` from ``streaming.sources``.
@@ -220,13 +207,18 @@ def pipeline(raw: DataFrame, settings: Settings, *, validate: bool = True, kinds
     gauges = gauge_config(settings, layout)
     udf = RouteUdf(files=files, validate=validate, key=settings.fingerprint_key, gauges=gauges, kinds=kinds,
                    stats=stats, fleet_per_key=layout.fleet_per_key)
-    routed = one_task_per_core(raw).mapInArrow(udf, from_arrow_schema(ROUTED_SCHEMA))
+    # One route task per core, each reading whole input partitions: a Python task costs about 0.2 s
+    # before it works, and more tasks than cores run in waves (docs/benchmarks.md, "2026-11-25").
+    cores = raw.sparkSession.sparkContext.defaultParallelism
+    routed = raw.coalesce(cores).mapInArrow(udf, from_arrow_schema(ROUTED_SCHEMA))
     if layout.gauges_on_jvm:  # new checkpoints: one shuffle, read by the JVM gauge steps and the Python step
+        # Both branches read this shuffle whole: a filter per branch (conn| keys to the JVM, the rest to
+        # Python) is pushed below the exchange by Spark's optimizer, which then plans two exchanges and
+        # runs the route mapInArrow twice. So each step skips the other's keys (udfs.steps.final_step).
         shuffled = routed.repartition("state_key")
-        is_conn = F.col("state_key").startswith(CONN_PREFIX)
-        found = _branch(shuffled, ~is_conn).groupBy("state_key").transformWithStateInPandas(
+        found = shuffled.groupBy("state_key").transformWithStateInPandas(
             FinalStep(settings.fingerprint_key), from_arrow_schema(FINAL_SCHEMA), "Append", "None")
-        return found.unionByName(gauge_records(_branch(shuffled, is_conn), gauges))
+        return found.unionByName(gauge_records(shuffled, gauges))
     # Timers (the lease) need processing time; without a lease "None" keeps idle triggers free of batches.
     time_mode = "ProcessingTime" if gauges.ttl_ms is not None else "None"
     mid = routed.groupBy("state_key").transformWithStateInPandas(

@@ -284,8 +284,8 @@ def final_step(state_key: str, frame: pd.DataFrame, state: KeyedState, key: Secr
                now_ms: int) -> Iterator[pd.DataFrame]:
     """The Python keyed step when the gauge steps run on the JVM (``udfs.flow``): ``FINAL_SCHEMA`` rows.
 
-    ``conn|`` keys are the JVM steps' (the job does not hand them to this step; one given here gives
-    nothing). Pass rows go out as they are, detection keys through ``step`` (as in :func:`first_step`).
+    It reads the same routed rows as the JVM steps: ``conn|`` keys are theirs and give nothing
+    here. Pass rows go out as they are, detection keys through ``step`` (as in :func:`first_step`).
     """
     kind = key_kind(state_key)
     if kind == CONN:

@@ -11,10 +11,9 @@ import org.apache.spark.sql.streaming.TimeMode;
 /**
  * The job's two gauge steps on the JVM, called from PySpark ({@code streaming.jvm_gauges}).
  *
- * <p>{@code routed} is the {@code conn|} rows of the route stage's shuffle by {@code state_key},
- * whose other rows the Python step of the same query reads (one exchange, reused): the connection
- * step takes the {@code conn|} keys (and skips any other), the totals step groups its deltas by
- * name and version.
+ * <p>{@code routed} is the route stage's shuffle by {@code state_key}, which the Python step of
+ * the same query reads as well (one exchange, reused): the connection step takes the
+ * {@code conn|} keys and skips the rest, the totals step groups its deltas by name and version.
  * Both group by columns (no function per row) and keep their state in the query's RocksDB
  * state store, read and written in process, not over a socket to a Python worker.
  */
