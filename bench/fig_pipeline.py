@@ -10,8 +10,8 @@ records); the clock runs from starting the queries to their end, in this process
   gauges) to fresh Kafka topics, GX on: the product as it runs.
 - ``job-nogx``: the same with ``--no-expectations``.
 
-Rounds are interleaved (ceiling, job, job-nogx): a warm-up round on the small
-warm-up topic first (not counted; not in a quick run), then ``ctx.rounds`` measured;
+Rounds are interleaved (ceiling, job, job-nogx): a warm-up round on the
+warm-up topic (the workload itself) first (not counted; not in a quick run), then ``ctx.rounds`` measured;
 medians are reported. Figure 5: ``bench.memory``
 samples the driver JVM and the Python workers during every ``job`` run.
 Figure 6: ``gx_overhead_ratio`` = job seconds / job-nogx seconds.
@@ -73,7 +73,7 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
     counts: set[int] = set()
     totals: dict[str, int] = {}
     alerts_topic = ""
-    if not ctx.quick:  # warm-up (not counted): every kind of run once on the small warm-up topic
+    if not ctx.quick:  # warm-up (not counted): every kind of run once on the warm-up topic (the workload)
         _ceiling(ctx, ctx.warmup_topic)
         _job(ctx, topic=ctx.warmup_topic)
         _job(ctx, topic=ctx.warmup_topic, expectations=False)

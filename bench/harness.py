@@ -36,7 +36,7 @@ class BenchContext:
     bootstrap: str
     work: Path
     topic: str  # the workload: ``records`` simulator records
-    warmup_topic: str  # a small workload for the uncounted warm-up rounds (workers, JIT, GX import)
+    warmup_topic: str  # what the uncounted warm-up rounds read (workers, JIT, GX import): the workload itself
     records: int
     partitions: int
     rounds: int  # measured rounds per comparison (a warm-up round comes first and is not counted)
