@@ -1,15 +1,9 @@
-"""Scaling: the same job on the same workload with one task slot and with two (``scaling_2_vs_1``).
+"""Scaling: the same job on the same workload with one core and with two (``scaling_2_vs_1``).
 
 Each master runs in its own process (Spark fixes the master when it starts): a
 warm-up run of the job on the warm-up topic (the workload itself), then one timed available-now run on
 the workload topic, fresh checkpoint and output topics each time. The figure is
 records/s at ``local[2]`` over records/s at ``local[1]``.
-
-``local[1]`` is one task slot, not one core: a Python task's JVM side (the Kafka read,
-the Arrow hand-off, the state server) runs beside it on the other core. So ``local[1]``
-also runs pinned to one CPU (``taskset``, the process and every worker it forks), and
-``scaling_2_vs_1_cpu`` is ``local[2]`` on two CPUs over that: the job on one core
-against the job on two.
 """
 
 from __future__ import annotations
@@ -30,7 +24,6 @@ from bench.harness import BenchContext
 __all__ = ["measure"]
 
 MASTERS = ("local[1]", "local[2]")
-ONE_CPU = "local[1] on one CPU"
 KEY_ENV = "CONFIGWATCH_FINGERPRINT_KEY"  # the child's key: in its environment, never on its command line
 
 
@@ -64,19 +57,17 @@ def _child(master: str, bootstrap: str, topic: str, warmup_topic: str) -> dict[s
 def measure(ctx: BenchContext) -> dict[str, Any]:
     """Both masters, one process each, one after the other."""
     seconds: dict[str, float] = {}
-    for run, master, prefix in (*((m, m, []) for m in MASTERS), (ONE_CPU, "local[1]", ["taskset", "-c", "0"])):
-        done = subprocess.run([*prefix, sys.executable, "-m", "bench.fig_scaling", "--master", master,
-                               "--bootstrap", ctx.bootstrap, "--topic", ctx.topic, "--warmup-topic",
-                               ctx.warmup_topic],
+    for master in MASTERS:
+        done = subprocess.run([sys.executable, "-m", "bench.fig_scaling", "--master", master, "--bootstrap",
+                               ctx.bootstrap, "--topic", ctx.topic, "--warmup-topic", ctx.warmup_topic],
                               capture_output=True, text=True, check=True,
                               env={**os.environ, KEY_ENV: ctx.fingerprint_key.get_secret_value()})
-        seconds[run] = float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
+        seconds[master] = float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
     rates = {m: ctx.records / s for m, s in seconds.items()}
     return {
         "scaling_seconds": seconds,
         "scaling_records_per_s": {m: round(r) for m, r in rates.items()},
         "scaling_2_vs_1": round(rates["local[2]"] / rates["local[1]"], 2),
-        "scaling_2_vs_1_cpu": round(rates["local[2]"] / rates[ONE_CPU], 2),
     }
 
 

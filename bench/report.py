@@ -79,11 +79,6 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         rates = r["scaling_records_per_s"]
         rows.append(("8. scaling: the job at local[2] vs local[1]", f"{r['scaling_2_vs_1']:.2f}x the rate",
                      f"local[1] {_n(rates['local[1]'])} rec/s", f"local[2] {_n(rates['local[2]'])} rec/s"))
-    if "scaling_2_vs_1_cpu" in r:
-        rows.append(("8b. scaling: the job on two CPUs vs local[1] pinned to one",
-                     f"{r['scaling_2_vs_1_cpu']:.2f}x the rate",
-                     f"one CPU {_n(r['scaling_records_per_s']['local[1] on one CPU'])} rec/s",
-                     f"local[2] {_n(r['scaling_records_per_s']['local[2]'])} rec/s"))
     return rows
 
 
