@@ -214,7 +214,8 @@ def pipeline(raw: DataFrame, settings: Settings, *, validate: bool = True, kinds
     if layout.gauges_on_jvm:  # new checkpoints: one shuffle, read by the JVM gauge steps and the Python step
         # Both branches read this shuffle whole: a filter per branch (conn| keys to the JVM, the rest to
         # Python) is pushed below the exchange by Spark's optimizer, which then plans two exchanges and
-        # runs the route mapInArrow twice. So each step skips the other's keys (udfs.steps.final_step).
+        # runs the route mapInArrow twice. So each step skips the other's keys (udfs.steps.final_step). A filter
+        # kept above the exchange by a non-deterministic term measured no faster (docs/benchmarks.md, 2026-11-25).
         shuffled = routed.repartition("state_key")
         found = shuffled.groupBy("state_key").transformWithStateInPandas(
             FinalStep(settings.fingerprint_key), from_arrow_schema(FINAL_SCHEMA), "Append", "None")
