@@ -27,7 +27,7 @@ from typing import Any
 
 from bench.harness import BenchContext, median_of
 
-__all__ = ["MIN_REPEATS", "measure"]
+__all__ = ["measure"]
 
 MIN_REPEATS = 5
 
@@ -55,8 +55,9 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
     rows = raw.count()
     event_type = from_arrow_schema(EVENT_SCHEMA)
     variants = {
-        "from_json": one_task_per_core(raw).select(F.from_json(F.col("value").cast("string"), event_type).alias("e"),
-                                "partition", "offset").select("e.*", "partition", "offset"),
+        "from_json": one_task_per_core(raw)
+        .select(F.from_json(F.col("value").cast("string"), event_type).alias("e"), "partition", "offset")
+        .select("e.*", "partition", "offset"),
         "decode": decode(raw, validate=False),
         "decode+gx": decode(raw, validate=True),
     }

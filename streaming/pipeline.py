@@ -39,7 +39,7 @@ from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValu
 from configwatch.contract import OUTPUT_KINDS
 from configwatch.secrets import SecretStr
 from configwatch.settings import Settings
-from streaming.decode import DecodeUdf
+from streaming.decode import DecodeUdf, one_task_per_core
 from streaming.jvm_gauges import gauge_records
 from udfs.gauges import GaugeConfig
 from udfs.pipeline import DEFAULT_LAYOUT, FINAL_SCHEMA, MID_SCHEMA, ROUTED_SCHEMA, StateLayout, route
@@ -207,10 +207,7 @@ def pipeline(raw: DataFrame, settings: Settings, *, validate: bool = True, kinds
     gauges = gauge_config(settings, layout)
     udf = RouteUdf(files=files, validate=validate, key=settings.fingerprint_key, gauges=gauges, kinds=kinds,
                    stats=stats, fleet_per_key=layout.fleet_per_key)
-    # One route task per core, each reading whole input partitions: a Python task costs about 0.2 s
-    # before it works, and more tasks than cores run in waves (docs/benchmarks.md, "2026-11-25").
-    cores = raw.sparkSession.sparkContext.defaultParallelism
-    routed = raw.coalesce(cores).mapInArrow(udf, from_arrow_schema(ROUTED_SCHEMA))
+    routed = one_task_per_core(raw).mapInArrow(udf, from_arrow_schema(ROUTED_SCHEMA))
     if layout.gauges_on_jvm:  # new checkpoints: one shuffle, read by the JVM gauge steps and the Python step
         # Both branches read this shuffle whole: a filter per branch (conn| keys to the JVM, the rest to
         # Python) is pushed below the exchange by Spark's optimizer, which then plans two exchanges and
