@@ -7,15 +7,61 @@ by every forked worker instead of imported and built in each. ``gc.freeze()``
 then moves those objects out of the collector's reach: without it every full
 collection in a worker walks (and so copies) the daemon's pages, which made each
 later Python stage slower than with Spark's own daemon (``bench/daemon_choice.py``).
-The session factory sets ``spark.python.daemon.module`` to this module.
+Before that, :func:`lean_path` takes the archives the workers need not import from off
+their path (see there). The session factory sets ``spark.python.daemon.module`` to this module.
 """
 
 from __future__ import annotations
 
 import gc
 import logging
+import os
+import sys
+import zipfile
+import zipimport
+
+__all__ = ["lean_path"]
 
 log = logging.getLogger(__name__)
+
+
+def _installed_pyspark_zip(entry: str, path: list[str]) -> bool:
+    """``entry`` is ``<site>/pyspark/python/lib/pyspark.zip`` and ``<site>`` is on ``path``: a pip install's own zip."""
+    package = os.path.dirname(os.path.dirname(os.path.dirname(entry)))
+    site = os.path.realpath(os.path.dirname(package))
+    return (os.path.basename(entry) == "pyspark.zip" and os.path.basename(package) == "pyspark"
+            and os.path.isfile(os.path.join(package, "__init__.py"))
+            and any(os.path.realpath(p) == site for p in path if p != entry))
+
+
+def _jar_without_python(entry: str) -> bool:
+    """``entry`` is a Java archive with no Python module in it (Spark adds its core jar to the workers' path)."""
+    if not entry.endswith(".jar") or not os.path.isfile(entry):
+        return False
+    try:
+        with zipfile.ZipFile(entry) as jar:
+            return not any(name.endswith((".py", ".pyc")) for name in jar.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
+def lean_path(path: list[str]) -> list[str]:
+    """``path`` without the archives the workers need not import from.
+
+    Every Python task calls ``importlib.invalidate_caches()``, and before Python 3.12 every
+    ``zipimporter`` then reads its archive's whole directory again. Spark puts two big ones on
+    the workers' path: its core jar (5,261 entries, no Python in it) and ``pyspark.zip``
+    (1,220), which a pip install also holds unzipped beside it. Together 0.10-0.28 s per task,
+    measured in a worker (docs/benchmarks.md). A zip of another Spark (a cluster's) stays.
+    """
+    return [e for e in path if not (_installed_pyspark_zip(e, path) or _jar_without_python(e))]
+
+
+def _forget_importers(kept: list[str]) -> None:
+    """Drop the cached importers of archives no longer on the path (``invalidate_caches`` visits all of them)."""
+    for key, finder in list(sys.path_importer_cache.items()):
+        if isinstance(finder, zipimport.zipimporter) and finder.archive not in kept:
+            del sys.path_importer_cache[key]
 
 
 def _preload() -> None:
@@ -38,6 +84,8 @@ def _preload() -> None:
 
 
 if __name__ == "__main__":
+    sys.path[:] = lean_path(sys.path)  # before anything imports pyspark
+    _forget_importers(sys.path)
     _preload()
     gc.freeze()
     from pyspark.daemon import manager

@@ -58,3 +58,31 @@ def test_arrow_and_state_stages_share_one_python_worker_pool(spark: Any) -> None
     counted = routed.groupBy("k").transformWithStateInPandas(Count(), "k string, n long", "Append", "None")
     assert sorted(r.n for r in counted.collect()) == [10, 10, 10, 10]
     assert len(_worker_daemons(spark)) == 1
+
+
+def _worker_path(batches: Any) -> Any:
+    """A mapInArrow body reporting the worker's import path archives and its ``invalidate_caches`` cost."""
+    import importlib
+    import sys
+    import time
+    import zipimport
+
+    import pyarrow as pa
+
+    for _ in batches:
+        pass
+    started = time.perf_counter()
+    importlib.invalidate_caches()  # what Spark's worker does at the start of every task
+    seconds = time.perf_counter() - started
+    archives = sorted({f.archive for f in sys.path_importer_cache.values() if isinstance(f, zipimport.zipimporter)})
+    yield pa.RecordBatch.from_pylist([{"archives": "\n".join(archives), "seconds": seconds}])
+
+
+def test_workers_do_not_import_from_sparks_jar_or_the_installed_pysparks_zip(spark: Any) -> None:
+    # Spark puts its core jar and pyspark.zip on the workers' path; every task re-read their directories
+    # (0.10-0.28 s per task, docs/benchmarks.md). The project's daemon takes them off: pyspark is pip-installed.
+    rows = spark.range(2).repartition(2).mapInArrow(_worker_path, "archives string, seconds double").collect()
+    assert len(rows) == 2
+    for row in rows:
+        archives = row.archives.split("\n") if row.archives else []
+        assert not [a for a in archives if a.endswith((".jar", "pyspark.zip"))], archives
