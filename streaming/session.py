@@ -26,6 +26,13 @@ _LOG4J = Path(__file__).resolve().parent / "resources" / "log4j2.properties"
 ROCKSDB_PROVIDER = (
     "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 )
+# The local file system without a process per call (streaming/jvm, io.configwatch.fs): Hadoop's
+# spawns chmod and readlink for each checkpoint file, about 40 ms each (docs/benchmarks.md).
+_CLASS_PATHS = ("spark.driver.extraClassPath", "spark.executor.extraClassPath")
+LOCAL_FILES = {
+    "spark.hadoop.fs.file.impl": "io.configwatch.fs.NioLocalFileSystem",
+    "spark.hadoop.fs.AbstractFileSystem.file.impl": "io.configwatch.fs.NioLocalFs",
+}
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,12 @@ def build_spark_session(settings: SparkSettings | None = None) -> SparkSession:
         conf.setMaster(settings.master or "local[2]")
     if not submitted.contains("spark.jars") and not submitted.contains("spark.jars.packages"):
         conf.set("spark.jars", ",".join(str(j) for j in [*connector_jars(), job_jar()]))
+        if not any(submitted.contains(k) for k in _CLASS_PATHS):
+            # Hadoop loads its file system classes from the JVM's own class path, at spark-submit's start.
+            for key in _CLASS_PATHS:
+                conf.set(key, str(job_jar()))
+            for key, value in LOCAL_FILES.items():
+                conf.set(key, value)
     java_opts = f"-Dlog4j2.configurationFile=file:{_LOG4J}"
     driver_opts = java_opts
     if settings.log_file is not None:

@@ -86,3 +86,27 @@ def test_workers_do_not_import_from_sparks_jar_or_the_installed_pysparks_zip(spa
     for row in rows:
         archives = row.archives.split("\n") if row.archives else []
         assert not [a for a in archives if a.endswith((".jar", "pyspark.zip"))], archives
+
+
+def test_checkpoint_files_go_through_the_projects_local_file_system(spark: Any, tmp_path: Path) -> None:
+    # Hadoop's own spawns chmod and readlink per checkpoint file, about 40 ms each (docs/benchmarks.md).
+    jvm = spark.sparkContext._jvm
+    conf = spark._jsparkSession.sessionState().newHadoopConf()
+    path = jvm.org.apache.hadoop.fs.Path
+    root = path(str(tmp_path))
+    assert root.getFileSystem(conf).getClass().getName() == "io.configwatch.fs.NioLocalFileSystem"
+    files = jvm.org.apache.spark.sql.execution.streaming.CheckpointFileManager.create(root, conf)
+    assert files.getClass().getSimpleName() == "FileContextBasedCheckpointFileManager"
+    files.mkdirs(path(str(tmp_path / "batch")))
+    assert (tmp_path / "batch").stat().st_mode & 0o777 == 0o755
+    for attempt in (b"first", b"second"):  # the second replaces the first, as a rewritten batch does
+        out = files.createAtomic(path(str(tmp_path / "batch" / "0")), True)
+        out.write(attempt)
+        out.close()
+    assert (tmp_path / "batch" / "0").read_bytes() == b"second"
+    assert (tmp_path / "batch" / "0").stat().st_mode & 0o777 == 0o644  # Hadoop's file default under umask 022
+    context = jvm.org.apache.hadoop.fs.FileContext.getFileContext(root.toUri(), conf)
+    assert context.getDefaultFileSystem().getClass().getName() == "io.configwatch.fs.NioLocalFs"
+    (tmp_path / "link").symlink_to(tmp_path / "batch" / "0")
+    assert context.getFileLinkStatus(path(str(tmp_path / "link"))).isSymlink()
+    assert not context.getFileLinkStatus(path(str(tmp_path / "batch" / "0"))).isSymlink()
