@@ -67,11 +67,12 @@ def build_spark_session(settings: SparkSettings | None = None) -> SparkSession:
     if settings.master or not submitted.contains("spark.master"):
         conf.setMaster(settings.master or "local[2]")
     if not submitted.contains("spark.jars") and not submitted.contains("spark.jars.packages"):
-        conf.set("spark.jars", ",".join(str(j) for j in [*connector_jars(), job_jar()]))
+        jar = job_jar()
+        conf.set("spark.jars", ",".join(str(j) for j in [*connector_jars(), jar]))
         if not any(submitted.contains(k) for k in _CLASS_PATHS):
             # Hadoop loads its file system classes from the JVM's own class path, at spark-submit's start.
             for key in _CLASS_PATHS:
-                conf.set(key, str(job_jar()))
+                conf.set(key, str(jar))
             for key, value in LOCAL_FILES.items():
                 conf.set(key, value)
     java_opts = f"-Dlog4j2.configurationFile=file:{_LOG4J}"
