@@ -2,13 +2,10 @@ package io.configwatch.fs;
 
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.attribute.PosixFilePermission;
-import java.util.EnumSet;
-import java.util.Set;
+import java.nio.file.attribute.PosixFilePermissions;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
-import org.apache.hadoop.fs.permission.FsAction;
 import org.apache.hadoop.fs.permission.FsPermission;
 
 /**
@@ -27,7 +24,8 @@ public class NioRawLocalFileSystem extends RawLocalFileSystem {
       super.setPermission(p, permission);
       return;
     }
-    Files.setPosixFilePermissions(pathToFile(p).toPath(), posix(permission));
+    // Without a sticky bit its text is NIO's: rwxr-x---.
+    Files.setPosixFilePermissions(pathToFile(p).toPath(), PosixFilePermissions.fromString(permission.toString()));
   }
 
   @Override
@@ -36,30 +34,5 @@ public class NioRawLocalFileSystem extends RawLocalFileSystem {
       return super.getFileLinkStatus(f);
     }
     return getFileStatus(f);  // what Hadoop returns for a file or directory that is no link
-  }
-
-  /** {@code permission}'s user, group and other bits as NIO's set. */
-  static Set<PosixFilePermission> posix(FsPermission permission) {
-    Set<PosixFilePermission> bits = EnumSet.noneOf(PosixFilePermission.class);
-    add(bits, permission.getUserAction(), PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE,
-        PosixFilePermission.OWNER_EXECUTE);
-    add(bits, permission.getGroupAction(), PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE,
-        PosixFilePermission.GROUP_EXECUTE);
-    add(bits, permission.getOtherAction(), PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE,
-        PosixFilePermission.OTHERS_EXECUTE);
-    return bits;
-  }
-
-  private static void add(Set<PosixFilePermission> bits, FsAction action, PosixFilePermission read,
-      PosixFilePermission write, PosixFilePermission execute) {
-    if (action.implies(FsAction.READ)) {
-      bits.add(read);
-    }
-    if (action.implies(FsAction.WRITE)) {
-      bits.add(write);
-    }
-    if (action.implies(FsAction.EXECUTE)) {
-      bits.add(execute);
-    }
   }
 }
