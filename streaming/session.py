@@ -29,7 +29,7 @@ ROCKSDB_PROVIDER = (
 # The local file system without a process per call (streaming/jvm, io.configwatch.fs): Hadoop's
 # spawns chmod and readlink for each checkpoint file, about 40 ms each (docs/benchmarks.md).
 _CLASS_PATHS = ("spark.driver.extraClassPath", "spark.executor.extraClassPath")
-LOCAL_FILES = {
+_LOCAL_FILES = {
     "spark.hadoop.fs.file.impl": "io.configwatch.fs.NioLocalFileSystem",
     "spark.hadoop.fs.AbstractFileSystem.file.impl": "io.configwatch.fs.NioLocalFs",
 }
@@ -73,7 +73,7 @@ def build_spark_session(settings: SparkSettings | None = None) -> SparkSession:
             # Hadoop loads its file system classes from the JVM's own class path, at spark-submit's start.
             for key in _CLASS_PATHS:
                 conf.set(key, str(jar))
-            for key, value in LOCAL_FILES.items():
+            for key, value in _LOCAL_FILES.items():
                 conf.set(key, value)
     java_opts = f"-Dlog4j2.configurationFile=file:{_LOG4J}"
     driver_opts = java_opts
