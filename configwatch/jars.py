@@ -31,13 +31,13 @@ from pathlib import Path
 from configwatch.errors import SetupError
 from configwatch.paths import cache_dir
 
-__all__ = ["POM", "broker_jars", "client_jars", "connector_jars", "job_jar", "kafka_version",
+__all__ = ["JOB_SOURCES", "POM", "broker_jars", "client_jars", "connector_jars", "job_jar", "kafka_version",
            "resolve", "spark_version"]
 
 log = logging.getLogger(__name__)
 
 POM = Path(__file__).resolve().parent.parent / "streaming" / "jvm" / "pom.xml"
-_JOB_SOURCES = POM.parent / "src" / "main" / "java"
+JOB_SOURCES = POM.parent / "src" / "main" / "java"
 _MARKER = ".complete"
 _NS = {"m": "http://maven.apache.org/POM/4.0.0"}
 
@@ -113,12 +113,12 @@ def job_jar() -> Path:
     """The job's JVM operators as one jar, compiled on first use (and again when a source changes)."""
     import pyspark
 
-    sources = sorted(_JOB_SOURCES.rglob("*.java"))
+    sources = sorted(JOB_SOURCES.rglob("*.java"))
     if not sources:
-        raise SetupError(f"no Java sources under {_JOB_SOURCES}")
+        raise SetupError(f"no Java sources under {JOB_SOURCES}")
     digest = hashlib.sha256()
     for source in sources:
-        digest.update(source.relative_to(_JOB_SOURCES).as_posix().encode() + b"\0" + source.read_bytes())
+        digest.update(source.relative_to(JOB_SOURCES).as_posix().encode() + b"\0" + source.read_bytes())
     target = _set_dir("job", f"{spark_version()}-{digest.hexdigest()[:12]}")
     jar = target / "configwatch-job.jar"
     if (target / _MARKER).exists():
