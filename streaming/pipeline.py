@@ -39,6 +39,7 @@ from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValu
 from configwatch.contract import OUTPUT_KINDS
 from configwatch.secrets import SecretStr
 from configwatch.settings import Settings
+from streaming import jvm_pipeline
 from streaming.decode import DecodeUdf, one_task_per_core
 from streaming.jvm_gauges import gauge_records
 from udfs.gauges import GaugeConfig
@@ -203,8 +204,13 @@ def pipeline(raw: DataFrame, settings: Settings, *, validate: bool = True, kinds
 
     ``layout``: how state keys are formed, as the checkpoint pins it (``streaming.job.layout``).
     """
-    files = "file" in raw.columns
     gauges = gauge_config(settings, layout)
+    if layout.detection_on_jvm:  # new checkpoints: one JVM pass per record, one shuffle, JVM keyed steps
+        routed_rows = jvm_pipeline.route(raw, settings.fingerprint_key, gauges, kinds, validate=validate, stats=stats)
+        shuffled_rows = routed_rows.repartition("state_key")
+        detected = jvm_pipeline.detect(shuffled_rows, settings.fingerprint_key)
+        return detected.unionByName(gauge_records(shuffled_rows, gauges))
+    files = "file" in raw.columns
     udf = RouteUdf(files=files, validate=validate, key=settings.fingerprint_key, gauges=gauges, kinds=kinds,
                    stats=stats, fleet_per_key=layout.fleet_per_key)
     routed = one_task_per_core(raw).mapInArrow(udf, from_arrow_schema(ROUTED_SCHEMA))

@@ -29,6 +29,9 @@ from configwatch.contract import CONFIG_TYPES, EVENT_TYPES, SCHEMA_VERSION, SECU
 __all__ = [
     "CATALOG",
     "CHECKED_COLUMNS",
+    "ENTRIES",
+    "EVENTS",
+    "EVENT_COLUMNS",
     "MAX_FUTURE_MS",
     "MIN_TIMESTAMP_MS",
     "BatchValidator",
@@ -81,8 +84,8 @@ CATALOG: tuple[ExpectationSpec, ...] = (
                     lambda gxe: gxe.ExpectColumnValuesToBeInSet(column="type", value_set=list(CONFIG_TYPES))),
 )
 _BY_NAME = {spec.name: spec for spec in CATALOG}
-_EVENT_COLUMNS = ["schema_version", "event", "timestamp_ms", "security_protocol"]
-CHECKED_COLUMNS = [*_EVENT_COLUMNS, "configs"]  # what ``BatchValidator.validate`` reads
+EVENT_COLUMNS = ["schema_version", "event", "timestamp_ms", "security_protocol"]
+CHECKED_COLUMNS = [*EVENT_COLUMNS, "configs"]  # what ``BatchValidator.validate`` reads
 
 
 @dataclass
@@ -164,7 +167,7 @@ class BatchValidator:
             return result
         now = int(time.time() * 1000) if now_ms is None else now_ms
         params = {"min_timestamp_ms": MIN_TIMESTAMP_MS, "max_timestamp_ms": now + MAX_FUTURE_MS}
-        events = table.select(_EVENT_COLUMNS).to_pandas()
+        events = table.select(EVENT_COLUMNS).to_pandas()
         self._run(EVENTS, events, params, result, None)
         configs = table["configs"].combine_chunks()
         flat = pc.list_flatten(configs)

@@ -56,6 +56,7 @@ __all__ = [
     "DEFAULT_BUCKETS",
     "DEFAULT_CLOSED_RETENTION_MS",
     "INPUT_COLUMNS",
+    "MASK_PREFIX",
     "OUTPUT_SCHEMA",
     "SWEEP_MIN_MARKERS",
     "USAGE_PAIR_SEP",
@@ -83,6 +84,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CLOSED_RETENTION_MS: Final = 10 * 60 * 1000
 DEFAULT_BUCKETS: Final = 8  # per key and batch one Python call: 8 cost 0.3x of 64 (docs/benchmarks.md)
+MASK_PREFIX: Final = "redacted-"  # a software name or version holding a secret counts as this + its fingerprint
 SWEEP_MIN_MARKERS: Final = 1_000  # a bucket sweeps no sooner than this many close markers written (prune_due)
 USAGE_PAIR_SEP: Final = ":"  # between API key and version in a usage state key (usage_pair)
 
@@ -158,7 +160,7 @@ def masked_texts(values: Iterable[Any], key: SecretStr | None) -> list[str]:
     texts = [v if isinstance(v, str) and v else UNKNOWN_SOFTWARE for v in values]
     if key is None:
         return texts
-    return mask_secrets(texts, lambda value: f"redacted-{fingerprint(value, key)}")
+    return mask_secrets(texts, lambda value: f"{MASK_PREFIX}{fingerprint(value, key)}")
 
 
 def sorted_events(events: pd.DataFrame | Iterable[pd.DataFrame]) -> pd.DataFrame:

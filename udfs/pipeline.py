@@ -218,6 +218,7 @@ class StateLayout:
     fleet_per_key: bool = False  # ``fleet|<peer group>|<config key>`` instead of ``fleet|<peer group>``
     markers_apart: bool = False  # close markers in their own map, not in the connection's entry
     gauges_on_jvm: bool = True  # the gauge steps in the JVM (``udfs.flow``), not as Python keyed steps
+    detection_on_jvm: bool = True  # route and detection in the JVM (``streaming.jvm_pipeline``): no Python stage
 
     def gauges(self, config: GaugeConfig) -> GaugeConfig:
         """``config`` with this layout's connection buckets and marker placement."""
@@ -227,7 +228,7 @@ class StateLayout:
 DEFAULT_LAYOUT: Final = StateLayout()  # what a new checkpoint begins with
 # What checkpoints begun before the layout was pinned used: 64 buckets, a fleet key per peer group and config key.
 LEGACY_LAYOUT: Final = StateLayout(connection_buckets=64, fleet_per_key=True, markers_apart=True,
-                                   gauges_on_jvm=False)
+                                   gauges_on_jvm=False, detection_on_jvm=False)
 
 
 def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,

@@ -44,6 +44,8 @@ from udfs.rules.keysets import known_anywhere
 from udfs.rules.secretscan import scan, scan_identity
 
 __all__ = [
+    "CAMEL_BOUNDARY",
+    "DROPPED_CATEGORIES",
     "KIP_SENSITIVE_INFIXES",
     "KIP_SENSITIVE_PREFIXES",
     "KIP_SENSITIVE_SUFFIXES",
@@ -54,7 +56,9 @@ __all__ = [
     "RULE_PREFIX",
     "RULE_SUFFIX",
     "RULE_TYPE",
+    "SECRET_PAIRS",
     "SECRET_WORDS",
+    "WORD",
     "custom_mask",
     "key_words",
     "kip_client_reason",
@@ -89,22 +93,24 @@ SECRET_PAIRS: Final = frozenset({
     ("key", "store"), ("trust", "store"), ("pass", "phrase"), ("pass", "word"),
 })
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_WORD = re.compile(r"[a-z0-9]+")
+CAMEL_BOUNDARY: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+WORD: Final = re.compile(r"[a-z0-9]+")
+# Unicode categories a key loses before the rules read it: format (invisible), control, private use, surrogates.
+DROPPED_CATEGORIES: Final = ("Cf", "Cc", "Co", "Cs")
 
 
 def normalize_key(key: str) -> str:
     """``key`` as the rules read it: NFKC, invisible and control characters dropped, trimmed, lower case."""
     folded = unicodedata.normalize("NFKC", key)
-    kept = "".join(ch for ch in folded if unicodedata.category(ch) not in ("Cf", "Cc", "Co", "Cs"))
+    kept = "".join(ch for ch in folded if unicodedata.category(ch) not in DROPPED_CATEGORIES)
     return kept.strip().lower()
 
 
 def key_words(key: str) -> tuple[str, ...]:
     """The words of a key in any naming style: ``Net.SASL.Password`` and ``sasl_plain_password`` alike."""
     folded = unicodedata.normalize("NFKC", key)
-    kept = "".join(ch for ch in folded if unicodedata.category(ch) not in ("Cf", "Cc", "Co", "Cs"))
-    return tuple(_WORD.findall(_CAMEL.sub(" ", kept).lower()))
+    kept = "".join(ch for ch in folded if unicodedata.category(ch) not in DROPPED_CATEGORIES)
+    return tuple(WORD.findall(CAMEL_BOUNDARY.sub(" ", kept).lower()))
 
 
 def kip_client_reason(key: str, type_name: str) -> str | None:

@@ -49,7 +49,8 @@ def _parse(text: str, where: str) -> StateLayout:
                              fleet_per_key=bool(obj["fleet_per_key"]),
                              # absent: written before the field, when that was the only way
                              markers_apart=bool(obj.get("markers_apart", True)),
-                             gauges_on_jvm=bool(obj.get("gauges_on_jvm", False)))
+                             gauges_on_jvm=bool(obj.get("gauges_on_jvm", False)),
+                             detection_on_jvm=bool(obj.get("detection_on_jvm", False)))
     except (ValueError, TypeError, KeyError) as exc:
         raise CheckpointLayoutError(f"{where}: not a configwatch layout file ({type(exc).__name__}: {exc}); "
                                     "restore it from a backup of the checkpoint") from None

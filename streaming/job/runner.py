@@ -37,6 +37,7 @@ from streaming.job.exceptions import JobError, StopRequestedError
 from streaming.job.layout import pinned_layout
 from streaming.job.options import FILES, JobOptions
 from streaming.job.preflight import check_broker, topic_exists
+from streaming.jvm_pipeline import RouteStats
 from streaming.pipeline import pipeline
 from streaming.session import SparkSettings, build_spark_session
 from streaming.sources import files_source, kafka_source
@@ -172,11 +173,12 @@ class StreamingJob:
             spark = build_spark_session(SparkSettings(master=self.settings.spark_master,
                                                       driver_memory=self.settings.driver_memory,
                                                       log_file=self.options.spark_log))
-        stats = new_stats_accumulator(spark.sparkContext)
         kinds = self.options.kinds
         checkpoint = self.options.checkpoint_for(QUERY_NAME)
+        layout = pinned_layout(spark, checkpoint)
+        stats = RouteStats(spark) if layout.detection_on_jvm else new_stats_accumulator(spark.sparkContext)
         frame = pipeline(self._raw(spark), self.settings, validate=self.options.expectations, kinds=kinds,
-                         stats=stats, layout=pinned_layout(spark, checkpoint))
+                         stats=stats, layout=layout)
         notifier = build_notifier(self.settings.webhook_url)
         batches = BatchFunction(output, kinds, notifier, stats, self._stop, self._on_report)
         stream = (frame.writeStream.foreachBatch(batches).queryName(QUERY_NAME).outputMode("append")

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -31,11 +31,12 @@ from udfs.rules.catalog import rule as catalog_rule
 from udfs.rules.effective import STRING_KEYS, Effective
 from udfs.rules.findings import raw_frame
 
-__all__ = ["STATELESS_ANOMALIES", "AnomalyRule", "evaluate"]
+__all__ = ["BROKER_MAX_SESSION_MS", "BROKER_MIN_SESSION_MS", "CLASSIC_ONLY", "ENUMS", "IDEMPOTENCE_MAX_IN_FLIGHT",
+           "PLACEHOLDER", "SHOWN_ACKS_ALL", "SHOWN_SET", "STATELESS_ANOMALIES", "AnomalyRule", "evaluate"]
 
-_BROKER_MIN_SESSION_MS = 6_000
-_BROKER_MAX_SESSION_MS = 1_800_000
-_IDEMPOTENCE_MAX_IN_FLIGHT = 5
+BROKER_MIN_SESSION_MS: Final = 6_000
+BROKER_MAX_SESSION_MS: Final = 1_800_000
+IDEMPOTENCE_MAX_IN_FLIGHT: Final = 5
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def _idem_acks(e: Effective) -> pd.Series:
 
 
 def _idem_inflight(e: Effective) -> pd.Series:
-    bad = _b(_v(e, "max.in.flight.requests.per.connection") > _IDEMPOTENCE_MAX_IN_FLIGHT)
+    bad = _b(_v(e, "max.in.flight.requests.per.connection") > IDEMPOTENCE_MAX_IN_FLIGHT)
     return _producer(e) & _idempotence_on(e) & bad & _counts(e, "max.in.flight.requests.per.connection")
 
 
@@ -112,7 +113,7 @@ def _idem_implicit(e: Effective) -> pd.Series:
     """Default idempotence given way (releases with that behaviour) to a value the user set."""
     acks, mif = _v(e, "acks"), "max.in.flight.requests.per.connection"
     conflict = ((_b(acks.notna() & (acks != -1)) & e.explicit["acks"])
-                | (_b(_v(e, mif) > _IDEMPOTENCE_MAX_IN_FLIGHT) & e.explicit[mif])
+                | (_b(_v(e, mif) > IDEMPOTENCE_MAX_IN_FLIGHT) & e.explicit[mif])
                 | (_b(_v(e, "retries") == 0) & e.explicit["retries"]))
     default_on = _is(e.values["enable.idempotence"], True) & ~e.explicit["enable.idempotence"]
     return _producer(e) & e.yields & default_on & conflict
@@ -164,19 +165,19 @@ def _hb_third(e: Effective) -> pd.Series:
 
 def _session_bounds(e: Effective) -> pd.Series:
     st = _v(e, "session.timeout.ms")
-    return _consumer(e) & _classic(e) & _b((st < _BROKER_MIN_SESSION_MS) | (st > _BROKER_MAX_SESSION_MS))
+    return _consumer(e) & _classic(e) & _b((st < BROKER_MIN_SESSION_MS) | (st > BROKER_MAX_SESSION_MS))
 
 
 def _fetch_wait(e: Effective) -> pd.Series:
     return _consumer(e) & _b(_v(e, "fetch.max.wait.ms") >= _v(e, "request.timeout.ms"))
 
 
-_CLASSIC_ONLY = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy")
+CLASSIC_ONLY: Final = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy")
 
 
 def _consumer_protocol(e: Effective) -> pd.Series:
     proto = _v(e, "group.protocol").astype("string").str.strip().str.lower()
-    explicit_any = e.explicit[list(_CLASSIC_ONLY)].any(axis=1)
+    explicit_any = e.explicit[list(CLASSIC_ONLY)].any(axis=1)
     return _consumer(e) & _b(proto == "consumer") & explicit_any
 
 
@@ -221,7 +222,9 @@ STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
 )
 
 
-_ENUMS = {"group.protocol": ("classic", "consumer")}
+ENUMS: Final = {"group.protocol": ("classic", "consumer")}
+SHOWN_SET: Final = "set"  # how a finding shows a free-text value
+SHOWN_ACKS_ALL: Final = "all"  # how a finding shows acks -1
 
 
 def _shown(value: Any, key: str) -> Any:
@@ -234,15 +237,15 @@ def _shown(value: Any, key: str) -> Any:
         return None
     if key in STRING_KEYS:
         text = str(value).strip().lower()
-        return text if text in _ENUMS.get(key, ()) else "set"
+        return text if text in ENUMS.get(key, ()) else SHOWN_SET
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if key == "acks" and value == -1:
-        return "all"
+        return SHOWN_ACKS_ALL
     return value
 
 
-_PLACEHOLDER = re.compile(r"\{([a-z.]+)\}")
+PLACEHOLDER: Final = re.compile(r"\{([a-z.]+)\}")
 
 
 def _text(value: Any) -> str:
@@ -253,7 +256,7 @@ def _fill(template: str, shown: dict[str, Any]) -> str:
     def one(match: re.Match[str]) -> str:
         return _text(shown.get(match.group(1)))
 
-    return _PLACEHOLDER.sub(one, template)
+    return PLACEHOLDER.sub(one, template)
 
 
 def evaluate(eff: Effective) -> pd.DataFrame:

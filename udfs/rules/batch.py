@@ -24,7 +24,8 @@ from udfs.rules.keysets import Profile, resolve_profiles
 from udfs.rules.secretscan import scan, scan_identity
 from udfs.schema import ENTRY_TYPE
 
-__all__ = ["CONFIGS_TYPE", "CONTEXT_COLUMNS", "IDENTITY_FIELDS", "SUBJECT", "PushBatch", "redacted_marker"]
+__all__ = ["CONFIGS_TYPE", "CONTEXT_COLUMNS", "IDENTITY_FIELDS", "MARKER_PATTERN", "MARKER_PREFIX", "MASKED_AT_EDGE",
+           "SUBJECT", "SUBJECT_FALLBACKS", "PushBatch", "redacted_marker"]
 
 CONFIGS_TYPE = pa.list_(ENTRY_TYPE)
 # Event fields a finding copies (contract section 2), then what the rules also need.
@@ -35,12 +36,14 @@ SUBJECT = "subject_fp"
 
 
 MASKED_AT_EDGE = "masked-at-edge"  # an identity field the gateway already replaced by its marker
-_MARKER = r"^redacted:[0-9a-f]{16}$"
+MARKER_PREFIX = "redacted:"
+MARKER_PATTERN = r"^redacted:[0-9a-f]{16}$"  # what redacted_marker makes (an RE2 pattern)
+SUBJECT_FALLBACKS = ("client_instance_id", "client_id", "connection_id")  # an alert's subject: the first present
 
 
 def redacted_marker(value: str, key: SecretStr) -> str:
     """What replaces a secret wherever a finding would otherwise show it."""
-    return f"redacted:{fingerprint(value, key)}"
+    return f"{MARKER_PREFIX}{fingerprint(value, key)}"
 
 
 def _to_table(pushes: pa.Table | pd.DataFrame) -> pa.Table:
@@ -150,8 +153,8 @@ def _subject_fingerprints(context: pd.DataFrame, key: SecretStr) -> np.ndarray:
     Only the fingerprint travels (into alert ids and Spark state), so a subject that
     is a secret never does. One HMAC per distinct subject.
     """
-    subject = context["client_instance_id"].copy()
-    for fallback in ("client_id", "connection_id"):
+    subject = context[SUBJECT_FALLBACKS[0]].copy()
+    for fallback in SUBJECT_FALLBACKS[1:]:
         subject = subject.where(subject.notna(), context[fallback])
     subject = subject.fillna("").astype(str)
     distinct = subject.drop_duplicates()
@@ -165,14 +168,14 @@ def _safe_identity(context: pd.DataFrame, key: SecretStr) -> tuple[pd.DataFrame,
     safe = context.copy()
     for name in IDENTITY_FIELDS:
         values = pa.array(context[name].tolist(), pa.string())
-        masked = pc.fill_null(pc.match_substring_regex(values, _MARKER), False)  # the edge masked it already
+        masked = pc.fill_null(pc.match_substring_regex(values, MARKER_PATTERN), False)  # the edge masked it already
         found = pc.if_else(masked, pa.scalar(MASKED_AT_EDGE), scan_identity(values)).to_numpy(zero_copy_only=False)
         rows = np.flatnonzero(pd.notna(found))
         if len(rows) == 0:
             continue
         originals = context[name].to_numpy(dtype=object)[rows]
         at_edge = masked.to_numpy(zero_copy_only=False)[rows]
-        prints = [v[len("redacted:"):] if m else fingerprint(v, key) for v, m in zip(originals, at_edge, strict=True)]
+        prints = [v[len(MARKER_PREFIX):] if m else fingerprint(v, key) for v, m in zip(originals, at_edge, strict=True)]
         safe.loc[safe.index[rows], name] = [v if m else redacted_marker(v, key)
                                             for v, m in zip(originals, at_edge, strict=True)]
         hits.append(pd.DataFrame({"row": rows, "field": name, "rule": found[rows], "fingerprint": prints}))

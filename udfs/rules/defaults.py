@@ -17,11 +17,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, Final
 
 from udfs.rules.exceptions import KeySetError
 
 __all__ = [
+    "RELEASE",
     "Behaviour",
     "Default",
     "band",
@@ -34,6 +35,7 @@ __all__ = [
 ]
 
 Version = tuple[int, ...]
+RELEASE: Final = re.compile(r"^v?(\d+(?:\.\d+)*)")  # the leading dotted number of a version
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +59,7 @@ class Behaviour:
 
 def version_tuple(version: str | None) -> Version | None:
     """The leading dotted number of a software version (``v1.17.1`` and ``2.6.0-rdkafka-2.6.0`` included)."""
-    match = re.match(r"^v?(\d+(?:\.\d+)*)", (version or "").strip())
+    match = RELEASE.match((version or "").strip())
     return None if match is None else tuple(int(p) for p in match.group(1).split("."))
 
 

@@ -21,14 +21,14 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-__all__ = ["GO_DURATION", "go_duration_ms", "go_durations_ms"]
+__all__ = ["COMPONENT", "GO_DURATION", "MS_PER_UNIT", "go_duration_ms", "go_durations_ms"]
 
-_MS_PER_UNIT: Final = {"ns": 1e-6, "us": 1e-3, "\u00b5s": 1e-3, "\u03bcs": 1e-3, "ms": 1.0, "s": 1e3,
+MS_PER_UNIT: Final = {"ns": 1e-6, "us": 1e-3, "\u00b5s": 1e-3, "\u03bcs": 1e-3, "ms": 1.0, "s": 1e3,
                        "m": 60e3, "h": 3_600e3}
 _NUMBER = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)"
 _UNIT = "(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h)"  # ms before m and s: alternation tries them in order
 GO_DURATION: Final = re.compile(rf"[-+]?(?:{_NUMBER}{_UNIT})+|[-+]?0")
-_COMPONENT: Final = re.compile(rf"({_NUMBER})({_UNIT})")
+COMPONENT: Final = re.compile(rf"({_NUMBER})({_UNIT})")
 
 
 @functools.lru_cache(maxsize=4_096)
@@ -38,7 +38,7 @@ def go_duration_ms(text: str) -> float | None:
     if not GO_DURATION.fullmatch(text):
         return None
     sign = -1.0 if text.startswith("-") else 1.0
-    total = sum(float(number) * _MS_PER_UNIT[unit] for number, unit in _COMPONENT.findall(text))
+    total = sum(float(number) * MS_PER_UNIT[unit] for number, unit in COMPONENT.findall(text))
     return sign * total
 
 

@@ -24,8 +24,10 @@ import pyarrow.compute as pc
 
 from udfs.rules.batch import PushBatch
 from udfs.rules.durations import go_durations_ms
+from udfs.rules.keysets import GO_DURATIONS
 
-__all__ = ["BOOL_KEYS", "NUMERIC_KEYS", "RULE_KEYS", "STRING_KEYS", "Effective", "effective"]
+__all__ = ["ACKS_DECORATION", "ACKS_WORDS", "BOOL_KEYS", "BOOL_WORDS", "MS_COLUMNS", "NO_PROFILE", "NUMBER",
+           "NUMERIC_KEYS", "RULE_KEYS", "STRING_KEYS", "YIELDING_IDEMPOTENCE", "Effective", "effective"]
 
 NUMERIC_KEYS: Final = (
     "acks", "max.in.flight.requests.per.connection", "retries", "delivery.timeout.ms", "linger.ms",
@@ -37,6 +39,8 @@ BOOL_KEYS: Final = ("enable.idempotence",)
 STRING_KEYS: Final = ("transactional.id", "group.protocol", "partition.assignment.strategy", "group.id")
 RULE_KEYS: Final = NUMERIC_KEYS + BOOL_KEYS + STRING_KEYS
 YIELDING_IDEMPOTENCE: Final = "default-idempotence-yields"  # the behaviour's name in defaults.json
+NO_PROFILE: Final = "none"  # role and judge of a push without a profile
+BOOL_WORDS: Final = {"true": True, "false": False}  # a boolean key's text, stripped and lower-cased
 
 @dataclass(frozen=True)
 class Effective:
@@ -65,17 +69,17 @@ def _rule_key_columns(batch: PushBatch) -> np.ndarray:
     return column.fillna(-1).to_numpy(dtype=np.int64)
 
 
-_NUMBER = r"^-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$"
+NUMBER: Final = r"^-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$"
 # acks words: Java's "all"; sarama's RequiredAcks constants; franz-go's Acks constructors (kgo.NoAck() ...).
-_ACKS_WORDS: Final = {"all": "-1", "noresponse": "0", "waitforlocal": "1", "waitforall": "-1", "noack": "0",
+ACKS_WORDS: Final = {"all": "-1", "noresponse": "0", "waitforlocal": "1", "waitforall": "-1", "noack": "0",
                       "leaderack": "1", "allisracks": "-1"}
-_ACKS_DECORATION = r"^(?:sarama|kgo)\.|\(\)$"
-_MS_COLUMNS: Final = np.array([i for i, k in enumerate(NUMERIC_KEYS) if k.endswith(".ms")])
+ACKS_DECORATION: Final = r"^(?:sarama|kgo)\.|\(\)$"
+MS_COLUMNS: Final = np.array([i for i, k in enumerate(NUMERIC_KEYS) if k.endswith(".ms")])
 
 
 def _floats(text: pa.Array) -> np.ndarray:
     """Strings to floats, NaN where not a number."""
-    numeric = pc.fill_null(pc.match_substring_regex(text, _NUMBER), False)
+    numeric = pc.fill_null(pc.match_substring_regex(text, NUMBER), False)
     values = pc.cast(pc.if_else(numeric, text, pa.scalar(None, pa.string())), pa.float64())
     return values.to_numpy(zero_copy_only=False).astype(float)
 
@@ -87,10 +91,10 @@ def _normalised(cells: np.ndarray) -> pa.Array:
 def _acks(cells: np.ndarray) -> np.ndarray:
     """The acks column: ``all`` and the Go clients' acks constants read as numbers."""
     text = _normalised(cells)
-    words = pc.replace_substring_regex(text, pattern=_ACKS_DECORATION, replacement="")
-    vocabulary = pa.array(list(_ACKS_WORDS))
+    words = pc.replace_substring_regex(text, pattern=ACKS_DECORATION, replacement="")
+    vocabulary = pa.array(list(ACKS_WORDS))
     named = pc.fill_null(pc.is_in(words, value_set=vocabulary), False)
-    text = pc.if_else(named, pc.take(pa.array(list(_ACKS_WORDS.values())), pc.index_in(words, value_set=vocabulary)),
+    text = pc.if_else(named, pc.take(pa.array(list(ACKS_WORDS.values())), pc.index_in(words, value_set=vocabulary)),
                       text)
     return _floats(text)
 
@@ -109,8 +113,8 @@ def _go_durations(numeric: np.ndarray, wide: np.ndarray, batch: PushBatch) -> No
     """In place: the ``*.ms`` columns of pushes whose family writes Go durations, read as milliseconds."""
     for pid, prof in batch.profiles.items():
         mine = np.flatnonzero(batch.profile_ids == pid)
-        if prof.durations == "go" and len(mine):
-            cells = np.ix_(mine, _MS_COLUMNS)
+        if prof.durations == GO_DURATIONS and len(mine):
+            cells = np.ix_(mine, MS_COLUMNS)
             numeric[cells] = go_durations_ms(wide[cells])
 
 
@@ -140,12 +144,12 @@ def effective(batch: PushBatch) -> Effective:
     typed = pd.DataFrame(numeric, columns=list(NUMERIC_KEYS), index=index)
     for rule_key in BOOL_KEYS:
         text = pd.Series(wide[:, _COLUMN[rule_key]], dtype=object).astype("string").str.strip().str.lower()
-        typed[rule_key] = text.map({"true": True, "false": False}).astype(object)
+        typed[rule_key] = text.map(BOOL_WORDS).astype(object)
     for rule_key in STRING_KEYS:
         typed[rule_key] = pd.Series(wide[:, _COLUMN[rule_key]], index=index, dtype=object)
     profile_ids = pd.Series(batch.profile_ids, index=index, dtype=object)
-    role = profile_ids.map({pid: prof.role for pid, prof in batch.profiles.items()}).fillna("none")
-    judge = profile_ids.map({pid: prof.judge for pid, prof in batch.profiles.items()}).fillna("none")
+    role = profile_ids.map({pid: prof.role for pid, prof in batch.profiles.items()}).fillna(NO_PROFILE)
+    judge = profile_ids.map({pid: prof.judge for pid, prof in batch.profiles.items()}).fillna(NO_PROFILE)
     yields = profile_ids.isin([pid for pid, prof in batch.profiles.items() if YIELDING_IDEMPOTENCE in prof.behaviours])
     return Effective(values=typed, sent=pd.DataFrame(sent, columns=list(RULE_KEYS), index=index),
                      explicit=pd.DataFrame(explicit, columns=list(RULE_KEYS), index=index), role=role, judge=judge,

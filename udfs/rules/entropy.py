@@ -9,17 +9,18 @@ No Python loop runs per token or per character.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["TokenStats", "token_stats"]
+__all__ = ["CLASS", "CLASS_BITS", "TokenStats", "token_stats"]
 
-_CLASS = np.zeros(256, dtype=np.int8)  # 0 symbol / other
-_CLASS[ord("a"): ord("z") + 1] = 1
-_CLASS[ord("A"): ord("Z") + 1] = 2
-_CLASS[ord("0"): ord("9") + 1] = 3
+CLASS: Final = np.zeros(256, dtype=np.int8)  # per byte: 0 symbol / other
+CLASS[ord("a"): ord("z") + 1] = 1
+CLASS[ord("A"): ord("Z") + 1] = 2
+CLASS[ord("0"): ord("9") + 1] = 3
+CLASS_BITS: Final = ((1, 1), (2, 2), (3, 4), (0, 8))  # (class, its bit in TokenStats.classes)
 
 
 class TokenStats(NamedTuple):
@@ -57,12 +58,12 @@ def token_stats(tokens: pa.Array) -> TokenStats:
     p = counts / lengths[owner]
     entropy = -np.bincount(owner, weights=p * np.log2(p), minlength=n)
     # Class switches between neighbours inside one token.
-    cls = _CLASS[data]
+    cls = CLASS[data]
     same_token = token_of[1:] == token_of[:-1]
     switches = np.bincount(token_of[1:][same_token & (cls[1:] != cls[:-1])], minlength=n)
     rate = np.divide(switches, np.maximum(lengths - 1, 1))
     # Which classes occur in each token (bit set).
     classes = np.zeros(n, dtype=np.int64)
-    for code, bit in ((1, 1), (2, 2), (3, 4), (0, 8)):
+    for code, bit in CLASS_BITS:
         classes |= np.where(np.bincount(token_of[cls == code], minlength=n) > 0, bit, 0)
     return TokenStats(lengths, entropy, rate, classes)

@@ -51,9 +51,10 @@ from udfs.rules.batch import IDENTITY_FIELDS, SUBJECT, PushBatch
 from udfs.rules.findings import raw_frame
 from udfs.sensitivity import sensitive_key_first
 
-__all__ = ["IQR_K", "MIN_LOG_DISTANCE", "MIN_PEERS", "PENDING_COLUMNS", "RARE_RADIUS", "RARE_SHARE", "NumericSummary",
-           "PeerState", "fleet_values", "is_sentinel", "peer_group", "peer_states_from_json",
-           "peer_states_to_json", "rare_limit", "score_group", "score_observations"]
+__all__ = ["BUCKET_WIDTH", "DECADES_PLACES", "EXCLUDED", "IQR_K", "MAX_BUCKETS", "MESSAGE", "MIN_LOG_DISTANCE",
+           "MIN_PEERS", "NUMERIC_TYPES", "PENDING_COLUMNS", "RARE_RADIUS", "RARE_SHARE", "RULE", "SHOWN_DIGITS",
+           "SHOWN_PLACES", "UNBOUNDED", "NumericSummary", "PeerState", "fleet_values", "is_sentinel", "peer_group",
+           "peer_states_from_json", "peer_states_to_json", "rare_limit", "score_group", "score_observations"]
 
 RARE_SHARE = 0.02
 MIN_PEERS = 50  # 1 / RARE_SHARE: the fewest values among which one value is at most RARE_SHARE of them
@@ -61,11 +62,17 @@ PENDING_COLUMNS = (*IDENTITY_FIELDS, "timestamp_ms", SUBJECT)  # what a pending 
 RARE_RADIUS = 0.05  # decades: values within about 12% count as the same setting
 IQR_K = 1.5
 MIN_LOG_DISTANCE = 1.5  # decades: see "far" above
-_UNBOUNDED = (float(2**31 - 1), float(2**63 - 1))
+UNBOUNDED = (float(2**31 - 1), float(2**63 - 1))
 BUCKET_WIDTH = 0.001
 MAX_BUCKETS = 512
-_NUMERIC_TYPES = ("INT", "LONG", "SHORT", "DOUBLE")
-_EXCLUDED = frozenset({"acks"})
+NUMERIC_TYPES = ("INT", "LONG", "SHORT", "DOUBLE")
+EXCLUDED = frozenset({"acks"})
+RULE = "fleet-outlier"
+MESSAGE = ("{key}={value} is used by {near} of the {peers} values its {peer_group} peers report and lies "
+           "{decades:.1f} orders of magnitude from their usual {low}..{high}.")
+SHOWN_DIGITS = 3  # significant digits of the peers' median and quartiles as a finding shows them
+SHOWN_PLACES = 6  # decimal places of a value that is not a whole number as a finding shows it
+DECADES_PLACES = 3  # decimal places of decades_outside in the evidence
 
 
 def _log(x: np.ndarray) -> np.ndarray:
@@ -90,7 +97,7 @@ def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
 def is_sentinel(values: np.ndarray) -> np.ndarray:
     """Where a value is a documented mode rather than a magnitude: <= 0, or Integer/Long.MAX_VALUE."""
     values = np.asarray(values, float)
-    return (values <= 0) | np.isin(values, _UNBOUNDED)
+    return (values <= 0) | np.isin(values, UNBOUNDED)
 
 
 def peer_group(family: str, role: str, keyset_version: str) -> str:
@@ -192,8 +199,8 @@ def fleet_values(batch: PushBatch) -> pd.DataFrame:
     })[~batch.redacted & ~kip & pd.notna(entry_profiles)]
     parts = []
     for pid, prof in batch.profiles.items():
-        excluded = _EXCLUDED.union(*(prof.sources(k) for k in _EXCLUDED))  # acks under the family's own name too
-        numeric = sorted(k for k, spec in prof.keys.items() if spec.type in _NUMERIC_TYPES and k not in excluded)
+        excluded = EXCLUDED.union(*(prof.sources(k) for k in EXCLUDED))  # acks under the family's own name too
+        numeric = sorted(k for k, spec in prof.keys.items() if spec.type in NUMERIC_TYPES and k not in excluded)
         mine = frame[(frame["profile"] == pid) & frame["key"].isin(numeric)]
         if mine.empty:
             continue
@@ -210,7 +217,7 @@ def fleet_values(batch: PushBatch) -> pd.DataFrame:
 
 
 def _shown(x: float) -> Any:
-    return int(x) if float(x).is_integer() else round(float(x), 6)
+    return int(x) if float(x).is_integer() else round(float(x), SHOWN_PLACES)
 
 
 def rare_limit(peers: int) -> float:
@@ -318,16 +325,15 @@ def score_group(peer_group: str, key: str, observations: pd.DataFrame, prior: Pe
     out_by = np.maximum(q1 - reach - ys, ys - q3 - reach)
     near = summary.near_counts(ys, RARE_RADIUS)
     hits = np.flatnonzero((out_by > 0) & (near <= rare_limit(peers)))
-    median_value = _shown(float(f"{_unlog(summary.median_log()):.3g}"))
-    usual = [_shown(float(f"{_unlog(q):.3g}")) for q in (q1, q3)]
+    median_value = _shown(float(f"{_unlog(summary.median_log()):.{SHOWN_DIGITS}g}"))
+    usual = [_shown(float(f"{_unlog(q):.{SHOWN_DIGITS}g}")) for q in (q1, q3)]
     out = [{
-        "row": int(i), "rule": "fleet-outlier", "keys": (key,),
-        "message": f"{key}={_shown(values[i])} is used by {int(near[i])} of the {peers} values its {peer_group} "
-                   f"peers report and lies {out_by[i] + reach:.1f} orders of magnitude from their usual "
-                   f"{usual[0]}..{usual[1]}.",
+        "row": int(i), "rule": RULE, "keys": (key,),
+        "message": MESSAGE.format(key=key, value=_shown(values[i]), near=int(near[i]), peers=peers,
+                                  peer_group=peer_group, decades=out_by[i] + reach, low=usual[0], high=usual[1]),
         "evidence": {"peer_group": peer_group, "value": _shown(values[i]), "peer_median": median_value,
                      "peer_iqr": usual, "peers": peers, "peers_near_value": int(near[i]),
-                     "decades_outside": round(float(out_by[i]), 3)},
+                     "decades_outside": round(float(out_by[i]), DECADES_PLACES)},
     } for i in hits]
     return (raw_frame(out) if out else _NONE), state, context
 

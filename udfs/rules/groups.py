@@ -51,20 +51,49 @@ from udfs.rules.effective import Effective
 from udfs.rules.findings import raw_frame
 from udfs.rules.secretscan import scan
 
-__all__ = ["EVIDENCE_MEMBERS", "MAX_MEMBERS", "MEMBER", "MEMBER_TTL_MS", "GroupFinding", "GroupState", "assess",
-           "canonical_strategy", "drift", "drift_batch", "group_observations", "group_subject"]
+__all__ = ["ASSIGNMENT_DRIFT", "ASSIGNMENT_KEYS", "ASSIGNMENT_TRANSITION", "BUILTIN", "COUNTED", "CUSTOM_PREFIX",
+           "DEFAULT_PROTOCOL", "EVIDENCE_MEMBERS", "LISTS_SEP", "LIST_SEP", "MAX_MEMBERS", "MEMBER", "MEMBER_TTL_MS",
+           "MESSAGES", "MIGRATABLE", "NAMES_SEP", "NOT_CONSUMERS", "PROTOCOL_DRIFT", "PROTOCOL_KEYS",
+           "PROTOCOL_MIGRATION", "GroupFinding", "GroupState", "assess", "canonical_strategy", "drift", "drift_batch",
+           "group_observations", "group_subject"]
 
 MAX_MEMBERS = 5_000
 MEMBER_TTL_MS = 7 * 24 * 3600 * 1000
 EVIDENCE_MEMBERS = 20
 MEMBER = "member_fp"  # observation column: the member's subject fingerprint (SUBJECT is the group's)
-_MIGRATABLE = frozenset({"classic", "consumer"})  # the protocols KIP-848 migrates between online
-_BUILTIN = {
+DEFAULT_PROTOCOL = "classic"  # a consumer's group.protocol when it sets none
+NOT_CONSUMERS = ("producer", "admin")  # roles whose group.id names no membership
+MIGRATABLE = frozenset({DEFAULT_PROTOCOL, "consumer"})  # the protocols KIP-848 migrates between online
+LIST_SEP = ","  # between the assignors of a partition.assignment.strategy list
+CUSTOM_PREFIX = "custom:"  # a custom assignor class: this and its fingerprint
+BUILTIN = {
     "org.apache.kafka.clients.consumer.RangeAssignor": "range",
     "org.apache.kafka.clients.consumer.RoundRobinAssignor": "roundrobin",
     "org.apache.kafka.clients.consumer.StickyAssignor": "sticky",
     "org.apache.kafka.clients.consumer.CooperativeStickyAssignor": "cooperative-sticky",
     "range": "range", "roundrobin": "roundrobin", "sticky": "sticky", "cooperative-sticky": "cooperative-sticky",
+}
+ASSIGNMENT_DRIFT = "group-assignment-drift"
+ASSIGNMENT_TRANSITION = "group-assignment-transition"
+PROTOCOL_MIGRATION = "group-protocol-migration"
+PROTOCOL_DRIFT = "group-protocol-drift"
+ASSIGNMENT_KEYS = ("group.id", "partition.assignment.strategy")
+PROTOCOL_KEYS = ("group.id", "group.protocol")
+COUNTED = "{value}: {count}"  # a strategy list or protocol and how many members use it, in a message
+LISTS_SEP = "; "  # between the COUNTED strategy lists of a message
+NAMES_SEP = ", "  # between the COUNTED protocols and between the common assignors of a message
+MESSAGES = {
+    ASSIGNMENT_DRIFT: "members of consumer group {label} share no partition.assignment.strategy ({shown}); "
+                      "JoinGroup needs an assignor every member supports, so members are refused with "
+                      "INCONSISTENT_GROUP_PROTOCOL.",
+    ASSIGNMENT_TRANSITION: "consumer group {label} is moving between partition.assignment.strategy lists ({shown}); "
+                           "every member supports {common}, so the group keeps assigning with {selected} until the "
+                           "move completes.",
+    PROTOCOL_MIGRATION: "consumer group {label} has members on group.protocol classic and consumer ({shown}): "
+                        "a KIP-848 online migration, which the broker carries out when "
+                        "group.consumer.migration.policy allows it.",
+    PROTOCOL_DRIFT: "members of consumer group {label} use group.protocol values that no online migration "
+                    "connects ({shown}).",
 }
 
 
@@ -72,8 +101,8 @@ def canonical_strategy(value: str | None, key: SecretStr) -> str | None:
     """A strategy list as comparable text: built-in names, custom classes as fingerprints."""
     if value is None:
         return None
-    names = [p.strip() for p in value.split(",") if p.strip()]
-    return ",".join(_BUILTIN.get(n, f"custom:{fingerprint(n, key)}") for n in names)
+    names = [p.strip() for p in value.split(LIST_SEP) if p.strip()]
+    return LIST_SEP.join(BUILTIN.get(n, f"{CUSTOM_PREFIX}{fingerprint(n, key)}") for n in names)
 
 
 @dataclass(frozen=True)
@@ -121,7 +150,7 @@ def group_observations(batch: PushBatch, eff: Effective, key: SecretStr) -> pd.D
     fingerprint; the identity fields are empty: the findings are about the group.
     """
     group_id = eff.values["group.id"]
-    consumer = ~eff.role.isin(["producer", "admin"]) & group_id.notna() & (group_id.astype("string") != "")
+    consumer = ~eff.role.isin(list(NOT_CONSUMERS)) & group_id.notna() & (group_id.astype("string") != "")
     rows = np.flatnonzero(consumer.to_numpy(dtype=bool))
     columns = ["group_fp", "group", "protocol", "strategy", MEMBER, *CONTEXT_COLUMNS, SUBJECT]
     if len(rows) == 0:
@@ -132,7 +161,7 @@ def group_observations(batch: PushBatch, eff: Effective, key: SecretStr) -> pd.D
     labels[secret] = [redacted_marker(g, key) for g in labels[secret]]
     distinct = groups.drop_duplicates()
     prints = {g: fingerprint(g, key) for g in distinct}
-    protocol = eff.values["group.protocol"].iloc[rows].astype("string").str.strip().str.lower().fillna("classic")
+    protocol = eff.values["group.protocol"].iloc[rows].astype("string").str.strip().str.lower().fillna(DEFAULT_PROTOCOL)
     strategies = eff.values["partition.assignment.strategy"].iloc[rows]
     canon = {s: canonical_strategy(s, key) for s in strategies.dropna().unique()}
     group_fp = groups.map(prints).to_numpy(dtype=object)
@@ -168,7 +197,7 @@ def _listed(members: Mapping[str, str]) -> dict[str, list[str]]:
 
 def _selected(lists: list[str], common: set[str]) -> str:
     """The assignor JoinGroup would pick: most first preferences among the common ones (ties by name)."""
-    votes = _counts([next(n for n in s.split(",") if n in common) for s in lists])
+    votes = _counts([next(n for n in s.split(LIST_SEP) if n in common) for s in lists])
     return min(votes, key=lambda n: (-votes[n], n))
 
 
@@ -184,44 +213,34 @@ class GroupFinding:
 
 
 def _assignment(state: GroupState, label: str) -> GroupFinding | None:
-    classic = {m: o[1] for m, o in state.members.items() if o[0] == "classic" and o[1] is not None}
+    classic = {m: o[1] for m, o in state.members.items() if o[0] == DEFAULT_PROTOCOL and o[1] is not None}
     strategies = _counts(list(classic.values()))
     if len(strategies) < 2:
         return None
-    common = set.intersection(*(set(s.split(",")) for s in strategies))
-    shown = "; ".join(f"{s}: {n}" for s, n in strategies.items())
+    common = set.intersection(*(set(s.split(LIST_SEP)) for s in strategies))
+    shown = LISTS_SEP.join(COUNTED.format(value=s, count=n) for s, n in strategies.items())
     evidence: dict[str, Any] = {"group": label, "strategies": strategies, "common": sorted(common),
                                 "members": _listed(classic)}
-    keys = ("group.id", "partition.assignment.strategy")
     if not common:
-        return GroupFinding("group-assignment-drift", keys,
-                            f"members of consumer group {label} share no partition.assignment.strategy ({shown}); "
-                            "JoinGroup needs an assignor every member supports, so members are refused with "
-                            "INCONSISTENT_GROUP_PROTOCOL.", evidence, tuple(strategies))
+        message = MESSAGES[ASSIGNMENT_DRIFT].format(label=label, shown=shown)
+        return GroupFinding(ASSIGNMENT_DRIFT, ASSIGNMENT_KEYS, message, evidence, tuple(strategies))
     selected = _selected(list(classic.values()), common)
     evidence["selected"] = selected
-    return GroupFinding("group-assignment-transition", keys,
-                        f"consumer group {label} is moving between partition.assignment.strategy lists ({shown}); "
-                        f"every member supports {', '.join(sorted(common))}, so the group keeps assigning with "
-                        f"{selected} until the move completes.", evidence, tuple(strategies))
+    message = MESSAGES[ASSIGNMENT_TRANSITION].format(label=label, shown=shown, selected=selected,
+                                                     common=NAMES_SEP.join(sorted(common)))
+    return GroupFinding(ASSIGNMENT_TRANSITION, ASSIGNMENT_KEYS, message, evidence, tuple(strategies))
 
 
 def _protocol(state: GroupState, label: str) -> GroupFinding | None:
     protocols = _counts([o[0] for o in state.members.values()])
     if len(protocols) < 2:
         return None
-    shown = ", ".join(f"{p}: {n}" for p, n in protocols.items())
+    shown = NAMES_SEP.join(COUNTED.format(value=p, count=n) for p, n in protocols.items())
     evidence = {"group": label, "protocols": protocols,
                 "members": _listed({m: o[0] for m, o in state.members.items()})}
-    keys = ("group.id", "group.protocol")
-    if set(protocols) <= _MIGRATABLE:
-        return GroupFinding("group-protocol-migration", keys,
-                            f"consumer group {label} has members on group.protocol classic and consumer ({shown}): "
-                            "a KIP-848 online migration, which the broker carries out when "
-                            "group.consumer.migration.policy allows it.", evidence, tuple(protocols))
-    return GroupFinding("group-protocol-drift", keys,
-                        f"members of consumer group {label} use group.protocol values that no online migration "
-                        f"connects ({shown}).", evidence, tuple(protocols))
+    rule_id = PROTOCOL_MIGRATION if set(protocols) <= MIGRATABLE else PROTOCOL_DRIFT
+    return GroupFinding(rule_id, PROTOCOL_KEYS, MESSAGES[rule_id].format(label=label, shown=shown), evidence,
+                        tuple(protocols))
 
 
 def assess(state: GroupState, label: str) -> list[GroupFinding]:

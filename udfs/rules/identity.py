@@ -37,13 +37,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["COMPOUND_ID", "DN_ATTRIBUTE", "SEGMENT_SEPARATORS", "STRUCTURED_SEGMENT", "UUID", "split_identity",
-           "strip_structure"]
+__all__ = ["COMPOUND_ID", "DN_ATTRIBUTE", "DN_REPLACEMENT", "SEGMENT_JOIN", "SEGMENT_SEPARATORS", "STRUCTURED_SEGMENT",
+           "UUID", "split_identity", "strip_structure"]
 
 _HEX_LOWER, _HEX_UPPER = "[0-9a-f]", "[0-9A-F]"
 _POD = "[bcdfghjklmnpqrstvwxz2-9]"  # the alphabet Kubernetes draws generated name parts from
 UUID: Final = "|".join(f"{h}{{8}}-{h}{{4}}-{h}{{4}}-{h}{{4}}-{h}{{12}}" for h in (_HEX_LOWER, _HEX_UPPER))
 SEGMENT_SEPARATORS: Final = "[-_]"
+SEGMENT_JOIN: Final = "-"  # what a UUID leaves behind, and what joins the segments kept
 # Segments Kafka clients, Streams, Connect and Spark write into the ids they generate.
 _CONVENTION_WORDS = ("StreamThread", "GlobalStreamThread", "StateUpdater", "consumer", "producer", "restore",
                      "admin", "adminclient", "connector", "connect", "spark", "kafka", "rdkafka", "driver",
@@ -58,11 +59,12 @@ STRUCTURED_SEGMENT: Final = "^(?:" + "|".join((
 
 # An RFC 4514 attribute type (a keyword such as CN, OU, DC, UID, or a dotted OID) and its "=", where an RDN starts.
 DN_ATTRIBUTE: Final = r"(^|[,+;:/\s])\s*([A-Za-z][A-Za-z0-9-]*|[0-9]+(?:\.[0-9]+)+)="
+DN_REPLACEMENT: Final = r"\1\2 "  # the attribute type, then a separator where its "=" was
 
 
 def split_identity(values: pa.Array) -> pa.Array:
     """``values`` with every distinguished-name attribute assignment (``CN=``) turned into ``CN `` (a separator)."""
-    return pc.replace_substring_regex(values, pattern=DN_ATTRIBUTE, replacement=r"\1\2 ")
+    return pc.replace_substring_regex(values, pattern=DN_ATTRIBUTE, replacement=DN_REPLACEMENT)
 
 
 def strip_structure(tokens: pa.Array) -> pa.Array:
@@ -76,12 +78,12 @@ def strip_structure(tokens: pa.Array) -> pa.Array:
     if not compound.any():
         return tokens
     idx = pa.array(np.flatnonzero(compound))
-    split = pc.split_pattern_regex(pc.replace_substring_regex(filled.take(idx), pattern=UUID, replacement="-"),
-                                   pattern=SEGMENT_SEPARATORS)
+    without_uuids = pc.replace_substring_regex(filled.take(idx), pattern=UUID, replacement=SEGMENT_JOIN)
+    split = pc.split_pattern_regex(without_uuids, pattern=SEGMENT_SEPARATORS)
     segments = pc.list_flatten(split)
     keep = ~pc.match_substring_regex(segments, STRUCTURED_SEGMENT).to_numpy(zero_copy_only=False)
     kept = np.bincount(pc.list_parent_indices(split).to_numpy()[keep], minlength=len(idx))
     offsets = pa.array(np.concatenate(([0], np.cumsum(kept))), pa.int32())
-    rest = pc.binary_join(pa.ListArray.from_arrays(offsets, segments.filter(pa.array(keep))), "-")
+    rest = pc.binary_join(pa.ListArray.from_arrays(offsets, segments.filter(pa.array(keep))), SEGMENT_JOIN)
     out = pc.replace_with_mask(filled, pa.array(compound), rest)
     return pc.if_else(pc.is_null(tokens), pa.scalar(None, pa.string()), out) if tokens.null_count else out

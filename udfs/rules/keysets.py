@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -33,6 +33,12 @@ from udfs.rules.defaults import band, behaviours_at, defaults_at
 from udfs.rules.exceptions import KeySetError
 
 __all__ = [
+    "ANY_KEY",
+    "DEFAULT_DURATIONS",
+    "DEFAULT_JUDGE",
+    "GO_DURATIONS",
+    "IGNORES_UNKNOWN_KEYS",
+    "KEY_SET_VERSION",
     "ROLES",
     "UNKNOWN_ROLE",
     "KeySpec",
@@ -47,7 +53,12 @@ __all__ = [
 
 ROLES = ("producer", "consumer", "admin", "streams")
 UNKNOWN_ROLE = "unknown"
-_ANY_KEY = "*"
+ANY_KEY: Final = "*"  # a client prefix under which every key is the client's own
+DEFAULT_JUDGE: Final = "none"  # a family that names no judge: its rules judge only what was sent
+IGNORES_UNKNOWN_KEYS: Final = "ignored"  # unknown_keys of a client that runs with a key it does not know
+DEFAULT_DURATIONS: Final = "number"  # durations in the key's unit
+GO_DURATIONS: Final = "go"  # durations as Go time.Duration text
+KEY_SET_VERSION: Final = re.compile(r"^(\d+(?:\.\d+)*)")  # the leading dotted number that picks a key set
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +84,8 @@ class Profile:
     aliases: Mapping[str, str] = field(default_factory=dict)
     equivalents: Mapping[str, str] = field(default_factory=dict)
     behaviours: frozenset[str] = frozenset()  # udfs.rules.defaults behaviours in effect for its releases
-    unknown_keys: str = "ignored"  # what the client does with a key it does not know: ignored|rejected|impossible
-    durations: str = "number"  # how its duration keys read: "number" (in the key's unit) or "go" (time.Duration text)
+    unknown_keys: str = IGNORES_UNKNOWN_KEYS  # what the client does with an unknown key: ignored|rejected|impossible
+    durations: str = DEFAULT_DURATIONS  # how its duration keys read: "number" (the key's unit) or "go" (Go text)
     family_keys: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))  # every role's keys
 
     @functools.cached_property
@@ -157,7 +168,7 @@ def family_of(software_name: str | None) -> dict[str, Any] | None:
 
 
 def _version_tuple(version: str | None) -> tuple[int, ...] | None:
-    match = re.match(r"^(\d+(?:\.\d+)*)", version or "")
+    match = KEY_SET_VERSION.match(version or "")
     return None if match is None else tuple(int(p) for p in match.group(1).split("."))
 
 
@@ -226,7 +237,7 @@ def profile(file: str, role: str, release: str | None = None) -> Profile:
         keys = _specs(roles[role]["keys"])
         prefixes = {}
         for prefix, target in roles[role].get("client_prefixes", {}).items():
-            prefixes[prefix] = frozenset() if target == _ANY_KEY else frozenset(roles[target]["keys"])
+            prefixes[prefix] = frozenset() if target == ANY_KEY else frozenset(roles[target]["keys"])
         if role == "streams":  # Streams also takes every client config unprefixed
             for other in ("producer", "consumer", "admin"):
                 for name, spec in _specs(roles[other]["keys"]).items():
@@ -239,10 +250,11 @@ def profile(file: str, role: str, release: str | None = None) -> Profile:
         keys = _with_release_defaults(keys, doc["family"], role, release, frozenset(roles[role]["keys"]))
     return Profile(
         id=f"{base}/{role}@{release}", family=doc["family"], version=doc["version"], role=role,
-        judge=_family_field(file, "judge", "none"), unknown_keys=_family_field(file, "unknown_keys", "ignored"),
+        judge=_family_field(file, "judge", DEFAULT_JUDGE),
+        unknown_keys=_family_field(file, "unknown_keys", IGNORES_UNKNOWN_KEYS),
         keys=keys, prefixes=prefixes, aliases=dict(doc.get("aliases", {})),
         equivalents=dict(doc.get("java_equivalents", {})), behaviours=behaviours_at(doc["family"], release),
-        durations=str(doc.get("durations", "number")), family_keys=_file_keys(file),
+        durations=str(doc.get("durations", DEFAULT_DURATIONS)), family_keys=_file_keys(file),
     )
 
 

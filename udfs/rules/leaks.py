@@ -24,8 +24,15 @@ from udfs.rules.findings import raw_frame
 from udfs.rules.secretscan import scan
 from udfs.sensitivity import custom_mask, sensitive_key_first
 
-__all__ = ["leak_findings"]
+__all__ = ["IDENTITY_KEYS", "IDENTITY_MESSAGE", "IDENTITY_RULE", "KEYS_SHOWN", "MORE_KEYS", "REDACTED_RULE",
+           "leak_findings"]
 
+REDACTED_RULE = "policy-redacted"  # an entry the ingest policy had to redact
+IDENTITY_RULE = "secret-in-identity"  # a secret in the event's identity fields
+KEYS_SHOWN = 5  # a leak's message names at most this many keys, then MORE_KEYS
+MORE_KEYS = " and {more} more"
+IDENTITY_MESSAGE = "a secret was found in the event's {fields}; it is shown only as a fingerprint."
+IDENTITY_KEYS = {"client_id": "client.id"}  # identity fields a finding names by their config key
 
 
 def _group(frame: pd.DataFrame) -> pd.DataFrame:
@@ -55,7 +62,8 @@ def _group(frame: pd.DataFrame) -> pd.DataFrame:
 def _finding(where: tuple[int, str], entries: list[dict[str, Any]]) -> dict[str, Any]:
     row, rule_id = where
     keys = tuple(sorted({e["key"] for e in entries}))
-    shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+    more = len(keys) - KEYS_SHOWN
+    shown = ", ".join(keys[:KEYS_SHOWN]) + (MORE_KEYS.format(more=more) if more > 0 else "")
     message = f"{rule(rule_id).rationale.rstrip('.')}: {shown}."
     return {"row": row, "rule": rule_id, "keys": keys, "message": message, "evidence": {"entries": entries}}
 
@@ -87,7 +95,7 @@ def leak_findings(batch: PushBatch, key: SecretStr, custom: np.ndarray | None = 
     raw_values = values.to_numpy(zero_copy_only=False)
     kip_hit = published & pd.notna(kip)
     add(kip_hit, kip, "value", _fingerprints(raw_values[kip_hit], key))
-    add(batch.redacted, "policy-redacted", "value",
+    add(batch.redacted, REDACTED_RULE, "value",
         list(batch.entry_fingerprints.to_numpy(zero_copy_only=False)[batch.redacted]))
     value_hit = published & pd.notna(value_secret)
     add(value_hit, value_secret, "value", _fingerprints(raw_values[value_hit], key))
@@ -100,9 +108,6 @@ def leak_findings(batch: PushBatch, key: SecretStr, custom: np.ndarray | None = 
     return pd.concat([grouped, identity], ignore_index=True) if not identity.empty else grouped
 
 
-_IDENTITY_KEYS = {"client_id": "client.id"}
-
-
 def _identity_findings(batch: PushBatch) -> pd.DataFrame:
     hits = batch.identity_hits
     if hits.empty:
@@ -111,10 +116,9 @@ def _identity_findings(batch: PushBatch) -> pd.DataFrame:
     for _, fields in hits.groupby("row", sort=True):
         row = int(fields["row"].iloc[0])
         names = sorted(fields["field"])
-        keys = tuple(sorted(_IDENTITY_KEYS.get(f, f) for f in names))
+        keys = tuple(sorted(IDENTITY_KEYS.get(f, f) for f in names))
         evidence = {"fields": [{"field": f, "kind": r, "fingerprint": fp}
                                for f, r, fp in fields[["field", "rule", "fingerprint"]].itertuples(index=False)]}
-        out.append({"row": row, "rule": "secret-in-identity", "keys": keys,
-                    "message": f"a secret was found in the event's {', '.join(names)}; it is shown only as a "
-                               "fingerprint.", "evidence": evidence})
+        out.append({"row": row, "rule": IDENTITY_RULE, "keys": keys,
+                    "message": IDENTITY_MESSAGE.format(fields=", ".join(names)), "evidence": evidence})
     return raw_frame(out)

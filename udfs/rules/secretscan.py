@@ -25,7 +25,30 @@ import pyarrow.compute as pc
 from udfs.rules.entropy import token_stats
 from udfs.rules.identity import split_identity, strip_structure
 
-__all__ = ["HIGH_ENTROPY", "KINDS", "mask_secrets", "scan", "scan_identity", "scan_strings"]
+__all__ = [
+    "CERTIFICATE",
+    "DIGIT",
+    "ENTROPY_BITS",
+    "ENTROPY_BITS_LONG",
+    "ENTROPY_LONG_LEN",
+    "ENTROPY_MIN_LEN",
+    "HIGH_ENTROPY",
+    "KINDS",
+    "LOWER",
+    "MIN_VALUE_CHARS",
+    "PLACEHOLDER",
+    "PREFILTER",
+    "SECRET_GROUPS",
+    "SWITCH_RATE",
+    "TOKEN_CHARS",
+    "TOKEN_RUN",
+    "TOKEN_SPLIT",
+    "UPPER",
+    "mask_secrets",
+    "scan",
+    "scan_identity",
+    "scan_strings",
+]
 
 
 class _Kind(NamedTuple):
@@ -52,22 +75,27 @@ KINDS: Final[tuple[_Kind, ...]] = (
 HIGH_ENTROPY: Final = "secret-high-entropy"
 
 # Placeholders are not secrets: KIP-297 config provider references, masks, templates.
-_PLACEHOLDER = r"^(?:\$\{.*|\*+|\[hidden\]|<[^>]*>|\{\{.*\}\}|%\(.*|x{3,}|\.{3,})$"
-_TOKEN_CHARS = r"A-Za-z0-9+/=_\-"
-_MIN_VALUE_CHARS = 7
-_ENTROPY_MIN_LEN = 20
-_ENTROPY_BITS = 3.6           # bits per character, for tokens of 20..31 characters
-_ENTROPY_BITS_LONG = 4.0      # for tokens of 32 characters and more
-_SWITCH_RATE = 0.38           # share of neighbour pairs changing class
-_LOWER, _UPPER, _DIGIT = 1, 2, 4
-_CERTIFICATE = r"-----BEGIN CERTIFICATE-----"
+PLACEHOLDER: Final = r"^(?:\$\{.*|\*+|\[hidden\]|<[^>]*>|\{\{.*\}\}|%\(.*|x{3,}|\.{3,})$"
+SECRET_GROUPS: Final = ("s", "t", "u")  # the names a kind's pattern may give its secret part, in coalesce order
+TOKEN_CHARS: Final = r"A-Za-z0-9+/=_\-"
+MIN_VALUE_CHARS: Final = 7
+ENTROPY_MIN_LEN: Final = 20
+ENTROPY_BITS: Final = 3.6           # bits per character, for tokens of 20..31 characters
+ENTROPY_LONG_LEN: Final = 32        # tokens of this length and more need ENTROPY_BITS_LONG
+ENTROPY_BITS_LONG: Final = 4.0      # for tokens of 32 characters and more
+SWITCH_RATE: Final = 0.38           # share of neighbour pairs changing class
+LOWER: Final = 1                    # the token_stats class bits
+UPPER: Final = 2
+DIGIT: Final = 4
+CERTIFICATE: Final = r"-----BEGIN CERTIFICATE-----"
 
 
 # Cheap necessary conditions of every kind: a 16-character token run (key ids, tokens, JWT
 # parts, key bodies, entropy candidates), an "@" (credentials in URLs and host lists), or a
 # keyword (password fragments). Only values passing it meet the per-kind regexes.
-_PREFILTER: Final = f"[{_TOKEN_CHARS}]{{16}}|@|(?i:pass|pwd|secret|token|key)"
-_TOKEN_RUN: Final = f"[{_TOKEN_CHARS}]{{{_ENTROPY_MIN_LEN}}}"
+PREFILTER: Final = f"[{TOKEN_CHARS}]{{16}}|@|(?i:pass|pwd|secret|token|key)"
+TOKEN_RUN: Final = f"[{TOKEN_CHARS}]{{{ENTROPY_MIN_LEN}}}"
+TOKEN_SPLIT: Final = f"[^{TOKEN_CHARS}]+"  # what separates a value's tokens
 
 
 def _as_string_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -84,7 +112,7 @@ def _placeholder(extracted: pa.StructArray, names: list[str]) -> pa.Array:
     secret = parts[0]
     for other in parts[1:]:
         secret = pc.coalesce(secret, other)
-    is_placeholder = pc.match_substring_regex(secret, _PLACEHOLDER)
+    is_placeholder = pc.match_substring_regex(secret, PLACEHOLDER)
     return pc.fill_null(is_placeholder, True)
 
 
@@ -92,30 +120,30 @@ def _high_entropy(values: pa.Array) -> np.ndarray:
     """Per value: True when one of its tokens looks like a random credential."""
     n = len(values)
     hit = np.zeros(n, dtype=bool)
-    has_run = np.flatnonzero(pc.fill_null(pc.match_substring_regex(values, _TOKEN_RUN), False).to_numpy(
+    has_run = np.flatnonzero(pc.fill_null(pc.match_substring_regex(values, TOKEN_RUN), False).to_numpy(
         zero_copy_only=False))
     if len(has_run) == 0:
         return hit
     values = values.take(pa.array(has_run))
-    split = pc.split_pattern_regex(values, pattern=f"[^{_TOKEN_CHARS}]+")
+    split = pc.split_pattern_regex(values, pattern=TOKEN_SPLIT)
     tokens = pc.list_flatten(split)
     owners = pc.list_parent_indices(split).to_numpy()
-    long_enough = pc.greater_equal(pc.utf8_length(tokens), _ENTROPY_MIN_LEN).to_numpy(zero_copy_only=False)
+    long_enough = pc.greater_equal(pc.utf8_length(tokens), ENTROPY_MIN_LEN).to_numpy(zero_copy_only=False)
     if not long_enough.any():
         return hit
     # Judge what is left of each token once the structure of compound ids is taken out.
     tokens = strip_structure(tokens.filter(pa.array(long_enough)))
     owners = owners[long_enough]
-    long_enough = pc.greater_equal(pc.utf8_length(tokens), _ENTROPY_MIN_LEN).to_numpy(zero_copy_only=False)
+    long_enough = pc.greater_equal(pc.utf8_length(tokens), ENTROPY_MIN_LEN).to_numpy(zero_copy_only=False)
     tokens, owners = tokens.filter(pa.array(long_enough)), owners[long_enough]
     stats = token_stats(tokens)
-    mixed = (stats.classes & (_LOWER | _UPPER | _DIGIT)) == (_LOWER | _UPPER | _DIGIT)
-    bits = np.where(stats.length >= 32, _ENTROPY_BITS_LONG, _ENTROPY_BITS)
-    random_like = mixed & (stats.entropy >= bits) & (stats.switch_rate >= _SWITCH_RATE)
+    mixed = (stats.classes & (LOWER | UPPER | DIGIT)) == (LOWER | UPPER | DIGIT)
+    bits = np.where(stats.length >= ENTROPY_LONG_LEN, ENTROPY_BITS_LONG, ENTROPY_BITS)
+    random_like = mixed & (stats.entropy >= bits) & (stats.switch_rate >= SWITCH_RATE)
     found = np.zeros(len(values), dtype=bool)
     found[owners[random_like]] = True
     # A certificate's body is public, not a secret.
-    cert = pc.fill_null(pc.match_substring(values, _CERTIFICATE), False).to_numpy(zero_copy_only=False)
+    cert = pc.fill_null(pc.match_substring(values, CERTIFICATE), False).to_numpy(zero_copy_only=False)
     hit[has_run[found & ~cert]] = True
     return hit
 
@@ -131,8 +159,8 @@ def scan(values: pa.Array | pa.ChunkedArray, *, identity: bool = False) -> pa.Ar
     out = np.full(n, None, dtype=object)
     if n == 0:
         return pa.array(out, pa.string())
-    long_enough = pc.greater_equal(pc.utf8_length(arr), _MIN_VALUE_CHARS)
-    candidate = pc.and_(long_enough, pc.match_substring_regex(arr, _PREFILTER))
+    long_enough = pc.greater_equal(pc.utf8_length(arr), MIN_VALUE_CHARS)
+    candidate = pc.and_(long_enough, pc.match_substring_regex(arr, PREFILTER))
     idx = np.flatnonzero(pc.fill_null(candidate, False).to_numpy(zero_copy_only=False))
     if len(idx) == 0:
         return pa.array(out, pa.string())
@@ -145,7 +173,7 @@ def scan(values: pa.Array | pa.ChunkedArray, *, identity: bool = False) -> pa.Ar
         mask = pc.fill_null(pc.match_substring_regex(sub, kind.pattern), False).to_numpy(zero_copy_only=False)
         mask &= open_
         if kind.secret_group and mask.any():
-            names = [g for g in ("s", "t", "u") if f"(?P<{g}>" in kind.pattern]
+            names = [g for g in SECRET_GROUPS if f"(?P<{g}>" in kind.pattern]
             extracted = pc.extract_regex(sub, pattern=kind.pattern)
             mask &= ~_placeholder(extracted, names).to_numpy(zero_copy_only=False)
         kinds[mask] = kind.rule

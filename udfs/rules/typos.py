@@ -15,12 +15,15 @@ import numpy as np
 import pandas as pd
 
 from udfs.rules.findings import raw_frame
-from udfs.rules.keysets import parse_profile_id, profile
+from udfs.rules.keysets import IGNORES_UNKNOWN_KEYS, parse_profile_id, profile
 
-__all__ = ["MAX_DISTANCE", "edit_distance", "nearest_known", "typo_findings"]
+__all__ = ["MAX_DISTANCE", "MESSAGE", "RULE", "SHORT_KEY", "edit_distance", "nearest_known", "typo_findings"]
 
 MAX_DISTANCE = 2
-_SHORT_KEY = 5
+SHORT_KEY = 5
+RULE = "unknown-key-typo"
+MESSAGE = ("unknown key {key} is {distance} edit(s) from the known key {name}; the client ignores it and {name} "
+           "keeps its value.")
 
 
 def edit_distance(a: str, b: str, bound: int = MAX_DISTANCE) -> int:
@@ -46,7 +49,7 @@ def edit_distance(a: str, b: str, bound: int = MAX_DISTANCE) -> int:
 def nearest_known(profile_id: str, key: str) -> tuple[str, int] | None:
     """The closest known key of the profile within the bound, or None (ties: alphabetical)."""
     prof = profile(*parse_profile_id(profile_id))
-    bound = 1 if len(key) <= _SHORT_KEY else MAX_DISTANCE
+    bound = 1 if len(key) <= SHORT_KEY else MAX_DISTANCE
     candidates: list[tuple[int, str, str]] = []
     names = [(name, "") for name in prof.known_names]
     for prefix, under in prof.prefixes.items():
@@ -70,7 +73,7 @@ def typo_findings(entry_row: np.ndarray, keys: np.ndarray, safe_keys: np.ndarray
     usable = unknown & (keys == safe_keys) & pd.notna(entry_profiles)
     # A client that rejects unknown keys never runs (so never pushes) with a typo; Go code cannot make one.
     candidates = pd.Series(entry_profiles[usable], dtype=object)
-    ignored = {p: profile(*parse_profile_id(p)).unknown_keys == "ignored" for p in candidates.unique()}
+    ignored = {p: profile(*parse_profile_id(p)).unknown_keys == IGNORES_UNKNOWN_KEYS for p in candidates.unique()}
     usable[usable] = candidates.map(ignored).to_numpy(dtype=bool)
     frame = pd.DataFrame({"row": entry_row[usable], "key": keys[usable], "profile": entry_profiles[usable]})
     distinct = frame[["profile", "key"]].drop_duplicates()
@@ -81,9 +84,8 @@ def typo_findings(entry_row: np.ndarray, keys: np.ndarray, safe_keys: np.ndarray
                                                   dtype=object))
     hits = frame.merge(distinct[distinct["name"].notna()], on=["profile", "key"])
     out = [{
-        "row": int(row), "rule": "unknown-key-typo", "keys": (key,),
-        "message": f"unknown key {key} is {int(distance)} edit(s) from the known key {name}; "
-                   f"the client ignores it and {name} keeps its value.",
+        "row": int(row), "rule": RULE, "keys": (key,),
+        "message": MESSAGE.format(key=key, distance=int(distance), name=name),
         "evidence": {"suggestion": name, "distance": int(distance)},
     } for row, key, name, distance in hits[["row", "key", "name", "distance"]].itertuples(index=False, name=None)]
     return raw_frame(out)

@@ -24,7 +24,8 @@ public final class Findings {
 
   public Finished finish(RawFinding raw, Context context, long nowMs) {
     Knowledge.Rule rule = knowledge.rule(raw.rule());
-    String id = keyed.alertId(rule.kind(), rule.id(), String.valueOf(context.subject()), raw.keys());
+    String subject = context.subject() == null ? "None" : context.subject(); // Python's str(None)
+    String id = keyed.alertId(rule.kind(), rule.id(), subject, raw.keys());
     StringBuilder out = new StringBuilder(256);
     out.append("{\"schema_version\":").append(schemaVersion);
     field(out, "alert_id", id);

@@ -38,6 +38,11 @@ public final class Knowledge implements Serializable {
     return new Knowledge(json);
   }
 
+  /** A digest of the spec's text: two equal specs share their engines ({@code Engine}). */
+  public String digest() {
+    return Integer.toHexString(json.hashCode()) + ":" + json.length();
+  }
+
   /** The spec's text (what Spark ships to executors). */
   public String json() {
     return json;

@@ -1,0 +1,94 @@
+"""The job's route stage and detection step in the JVM (``io.configwatch.detect.DetectionPipeline``), from PySpark.
+
+A new checkpoint (``StateLayout.detection_on_jvm``) runs the whole job without a Python worker:
+:func:`route` decodes every raw record once, checks it against the GX suite, quarantines what
+fails, detects on pushes and routes every row to its state key; after the one shuffle,
+:func:`detect` keeps the fleet and group state and passes finished records on, beside the JVM
+gauge steps (``streaming.jvm_gauges``). The Java classes are twins of the Python functions
+(``udfs.decode``, ``udfs.expectations``, ``udfs.rules``, ``udfs.pipeline.route``,
+``udfs.steps.final_step``), held to the same records by ``tests/test_detect_jvm*.py``; the spec
+they act on is built from the Python homes (``streaming.jvm_detect``). :class:`RouteStats` is
+the route stage's accumulator, read as the Python decode's statistics are.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any
+
+from configwatch.errors import SetupError
+from configwatch.secrets import SecretStr
+from streaming.jvm_detect import spec_json
+from udfs.gauges import GaugeConfig
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["RouteStats", "detect", "route"]
+
+_PIPELINE = "io.configwatch.detect.DetectionPipeline"
+
+
+@functools.cache
+def _spec() -> str:
+    return spec_json()
+
+
+def _operators(spark: SparkSession) -> Any:
+    from py4j.java_gateway import JavaClass
+
+    jvm: Any = spark.sparkContext._jvm
+    for part in _PIPELINE.split("."):
+        jvm = getattr(jvm, part)
+    if not isinstance(jvm, JavaClass):
+        raise SetupError(f"{_PIPELINE} is not on the Spark classpath: add the job's jar "
+                         "(python -m configwatch.jars prints it) to spark.jars or spark-submit --jars")
+    return jvm
+
+
+def _key(key: SecretStr) -> bytearray:
+    return bytearray(key.get_secret_value().encode())
+
+
+class RouteStats:
+    """The route stage's counts (a JVM accumulator), as ``udfs.decode.DecodeStats`` dicts."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        jvm: Any = spark.sparkContext._jvm
+        self.java = jvm.io.configwatch.detect.RouteStats()
+        spark.sparkContext._jsc.sc().register(self.java, "configwatch-route")
+
+    @property
+    def value(self) -> dict[str, Any]:
+        counts = {str(k): int(v) for k, v in dict(self.java.value()).items()}
+        return {
+            "records": counts.get("records", 0), "valid": counts.get("valid", 0),
+            "invalid": counts.get("invalid", 0), "expectation_failed": counts.get("expectation_failed", 0),
+            "fast_rows": counts.get("records", 0), "decode_seconds": counts.get("decode_nanos", 0) / 1e9,
+            "gx_seconds": counts.get("gx_nanos", 0) / 1e9, "gx_batches": 0, "gx_errors": 0,
+            "failed_by_expectation": {k.removeprefix("failed:"): n for k, n in counts.items()
+                                      if k.startswith("failed:")},
+        }
+
+
+def route(raw: DataFrame, key: SecretStr, gauges: GaugeConfig, kinds: Collection[str], *, validate: bool,
+          stats: RouteStats | None = None) -> DataFrame:
+    """Routed rows (``udfs.pipeline.ROUTED_SCHEMA``) of ``raw`` from ``streaming.sources``, one JVM pass."""
+    from pyspark.sql import DataFrame
+
+    spark = raw.sparkSession
+    options = {"validate": validate, "lease": gauges.ttl_ms is not None, "buckets": gauges.buckets,
+               "kinds": list(kinds)}
+    jdf = _operators(spark).route(raw._jdf, _spec(), _key(key), json.dumps(options),
+                                  None if stats is None else stats.java)
+    return DataFrame(jdf, spark)
+
+
+def detect(shuffled: DataFrame, key: SecretStr) -> DataFrame:
+    """Detection records (``udfs.pipeline.FINAL_SCHEMA``) of routed rows already shuffled by ``state_key``."""
+    from pyspark.sql import DataFrame
+
+    spark = shuffled.sparkSession
+    return DataFrame(_operators(spark).detect(shuffled._jdf, _spec(), _key(key)), spark)
