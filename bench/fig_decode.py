@@ -9,10 +9,12 @@ each variant is forced with Spark's ``noop`` sink:
 
 - ``from_json``: ``from_json(value, EVENT_SCHEMA)``: parse only, no contract
   checks, no quarantine reasons;
-- ``decode``: ``streaming.decode.decode(raw, validate=False)``, the job's
-  ``mapInArrow`` decode: parse into the same schema *and* check the contract,
-  with a reason code for every invalid record;
-- ``decode+gx``: the same with the Great Expectations suite, as the job runs it.
+- ``decode``: ``streaming.jvm_pipeline.decode(raw, validate=False)``, the job's
+  decode (the JVM route stage's decoder): parse into the same schema *and* check the
+  contract, with a reason code for every invalid record;
+- ``decode+gx``: the same with the GX suite's verdicts, as the job runs it;
+- ``python``, ``python+gx``: ``streaming.decode.decode``, the ``mapInArrow`` decode that
+  checkpoints begun before the JVM route stage run (and the bench peers' decode).
 
 ``decode_ratio_vs_from_json`` = decode seconds / from_json seconds (medians):
 the price of the contract checks the native parser cannot do. The GX figure
@@ -48,6 +50,7 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
 
+    from streaming import jvm_pipeline
     from streaming.decode import decode, one_task_per_core
     from udfs.schema import EVENT_SCHEMA
 
@@ -58,8 +61,10 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
         "from_json": one_task_per_core(raw)
         .select(F.from_json(F.col("value").cast("string"), event_type).alias("e"), "partition", "offset")
         .select("e.*", "partition", "offset"),
-        "decode": decode(raw, validate=False),
-        "decode+gx": decode(raw, validate=True),
+        "decode": jvm_pipeline.decode(one_task_per_core(raw), ctx.fingerprint_key, validate=False),
+        "decode+gx": jvm_pipeline.decode(one_task_per_core(raw), ctx.fingerprint_key, validate=True),
+        "python": decode(raw, validate=False),
+        "python+gx": decode(raw, validate=True),
     }
     seconds: dict[str, list[float]] = {name: [] for name in variants}
     for round_no in range(max(ctx.rounds, MIN_REPEATS) + 1):
@@ -78,4 +83,6 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
         "decode_gx_records_per_s": round(rows / med["decode+gx"]),
         "decode_ratio_vs_from_json": round(med["decode"] / med["from_json"], 3),
         "decode_gx_ratio_vs_from_json": round(med["decode+gx"] / med["from_json"], 3),
+        "decode_python_ratio_vs_from_json": round(med["python"] / med["from_json"], 3),
+        "decode_python_gx_ratio_vs_from_json": round(med["python+gx"] / med["from_json"], 3),
     }

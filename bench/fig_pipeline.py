@@ -10,8 +10,9 @@ records); the clock runs from starting the queries to their end, in this process
   gauges) to fresh Kafka topics, GX on: the product as it runs.
 - ``job-nogx``: the same with ``--no-expectations``.
 
-Rounds are interleaved (ceiling, job, job-nogx): a warm-up round on the
-warm-up topic (the workload itself) first (not counted; not in a quick run), then ``ctx.rounds`` measured;
+Rounds are interleaved (ceiling, job, job-nogx): warm-up runs on the
+warm-up topic (the workload itself) first (``JOB_WARMUP_RUNS`` of the job, for the JIT; not counted; not in a
+quick run), then ``ctx.rounds`` measured;
 medians are reported. Figure 5: ``bench.memory``
 samples the driver JVM and the Python workers during every ``job`` run.
 Figure 6: ``gx_overhead_ratio`` = job seconds / job-nogx seconds.
@@ -27,7 +28,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bench.harness import BenchContext, job_settings, median_of
+from bench.harness import JOB_WARMUP_RUNS, BenchContext, job_settings, median_of
 from bench.memory import MemorySampler
 from bench.stall import StallWatch
 
@@ -73,9 +74,10 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
     counts: set[int] = set()
     totals: dict[str, int] = {}
     alerts_topic = ""
-    if not ctx.quick:  # warm-up (not counted): every kind of run once on the warm-up topic (the workload)
+    if not ctx.quick:  # warm-up (not counted) on the warm-up topic (the workload): the JIT's runs, then each kind
         _ceiling(ctx, ctx.warmup_topic)
-        _job(ctx, topic=ctx.warmup_topic)
+        for _ in range(JOB_WARMUP_RUNS):
+            _job(ctx, topic=ctx.warmup_topic)
         _job(ctx, topic=ctx.warmup_topic, expectations=False)
     for _ in range(ctx.rounds):
         ceiling_s, counted = _ceiling(ctx, ctx.topic)

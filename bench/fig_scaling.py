@@ -1,8 +1,8 @@
 """Scaling: the same job on the same workload with one core and with two (``scaling_2_vs_1``).
 
-Each master runs in its own process (Spark fixes the master when it starts): a
-warm-up run of the job on the warm-up topic (the workload itself), then one timed available-now run on
-the workload topic, fresh checkpoint and output topics each time. The figure is
+Each master runs in its own process (Spark fixes the master when it starts):
+``JOB_WARMUP_RUNS`` warm-up runs of the job on the warm-up topic (the workload itself), then one timed
+available-now run on the workload topic, fresh checkpoint and output topics each time. The figure is
 records/s at ``local[2]`` over records/s at ``local[1]``.
 """
 
@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.harness import BenchContext
+from bench.harness import JOB_WARMUP_RUNS, BenchContext
 
 __all__ = ["measure"]
 
@@ -49,7 +49,8 @@ def _run_once(master: str, bootstrap: str, topic: str, work: Path) -> float:
 
 def _child(master: str, bootstrap: str, topic: str, warmup_topic: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
-        _run_once(master, bootstrap, warmup_topic, Path(tmp))
+        for _ in range(JOB_WARMUP_RUNS):
+            _run_once(master, bootstrap, warmup_topic, Path(tmp))
         seconds = _run_once(master, bootstrap, topic, Path(tmp))
     return {"master": master, "seconds": round(seconds, 2)}
 

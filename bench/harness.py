@@ -24,8 +24,8 @@ from typing import Any
 from configwatch.settings import Settings
 
 __all__ = [
-    "BenchContext", "ProgressLog", "fold_gauges", "job_settings", "machine", "median_of", "percentile", "read_topic",
-    "timed",
+    "JOB_WARMUP_RUNS", "BenchContext", "ProgressLog", "fold_gauges", "job_settings", "machine", "median_of",
+    "percentile", "read_topic", "timed",
 ]
 
 
@@ -65,6 +65,12 @@ class BenchContext:
     def topic_name(self, name: str) -> str:
         """A unique topic name for one figure's outputs."""
         return f"bench-{name}-{uuid.uuid4().hex[:8]}"
+
+
+# Warm-up runs of the job before its measured runs. The job runs in the JVM, whose JIT compiles its hot
+# paths over several runs: on 100,000 records the runs took 19.0, 6.6, 5.2, 5.1, 4.3 and 4.3 s (warm from the
+# fourth; docs/benchmarks.md, "2026-11-25, night"). The Python peers are steady after one.
+JOB_WARMUP_RUNS = 3
 
 
 def job_settings(ctx: BenchContext, checkpoint: Path, **overrides: Any) -> Settings:

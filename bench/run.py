@@ -43,6 +43,22 @@ FULL = {"records": 500_000, "rounds": 3, "latency_s": 120.0, "latency_rate": 200
 QUICK = {"records": 10_000, "rounds": 1, "latency_s": 8.0, "latency_rate": 500, "state_connections": 10_000}
 
 
+def _bench_key() -> Any:
+    """The bench's fingerprint key: random once per machine, kept (0600) in the cache directory, so the
+    simulated base fleet, which the key masks, can be cached too (``bench.workload``)."""
+    from configwatch.paths import cache_dir
+    from configwatch.secrets import SecretStr
+
+    path = cache_dir() / "bench" / "fingerprint-key"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging = path.with_suffix(".tmp")
+        staging.write_text(secrets.token_hex(16))
+        staging.chmod(0o600)
+        staging.replace(path)
+    return SecretStr(path.read_text().strip())
+
+
 def _figure(name: str) -> Callable[[BenchContext], dict[str, Any]]:
     import importlib
 
@@ -100,7 +116,6 @@ def main(argv: list[str] | None = None) -> int:
     from bench.report import write_docs
     from bench.workload import produce_workload
     from configwatch.localkafka import LocalKafka
-    from configwatch.secrets import SecretStr
 
     work = Path(tempfile.mkdtemp(prefix="configwatch-bench-"))
     broker = LocalKafka(work / "kafka")
@@ -110,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     ctx: BenchContext | None = None
     try:
         bootstrap = broker.start().bootstrap_servers
-        key = SecretStr(secrets.token_hex(16))
+        key = _bench_key()
         # Warm-up rounds read the workload itself: a 10,000-record warm-up left the job's first full round
         # 1.24x as long as its second, the peer's 1.06x (docs/benchmarks.md, "2026-11-25, later").
         ctx = BenchContext(bootstrap=bootstrap, work=work, topic="bench-workload", warmup_topic="bench-workload",

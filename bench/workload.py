@@ -14,15 +14,20 @@ configuration mix. ``INVALID_SHARE`` of the records are malformed (for quarantin
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import os
+import pickle
 import random
 import statistics
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, NamedTuple
 
+from configwatch.paths import cache_dir
 from configwatch.records import Event
-from configwatch.secrets import SecretStr
+from configwatch.secrets import SecretStr, fingerprint
 from policy.simulator import FleetSpec, fleet_events, generate_fleet
 
 __all__ = ["BASE_CLIENTS", "INVALID_SHARE", "WorkloadRecord", "produce_workload", "workload_records"]
@@ -48,11 +53,36 @@ class WorkloadRecord(NamedTuple):
 
 
 def _base(clients: int, key: SecretStr, seed: int) -> list[list[Event]]:
-    """The simulated fleet's events, grouped per client (open, push?, close)."""
+    """The simulated fleet's events, grouped per client (open, push?, close).
+
+    Simulating a client through the edge's policy costs milliseconds (20,000 clients: about 3
+    minutes), so the result is kept in the cache directory, named by everything it depends on:
+    the arguments, the key's fingerprint and the code of the simulator, the edge and the rules.
+    """
+    path = _cached_base(clients, key, seed)
+    if path.exists():
+        with path.open("rb") as f:
+            return list(pickle.load(f))
     groups: dict[str, list[Event]] = {}
     for ev in fleet_events(generate_fleet(FleetSpec(clients=clients, seed=seed)), key, start_ms=0):
         groups.setdefault(ev.connection_id or "", []).append(ev)
-    return list(groups.values())
+    base = list(groups.values())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_suffix(f".{os.getpid()}.tmp")
+    with staging.open("wb") as f:
+        pickle.dump(base, f)
+    staging.replace(path)
+    return base
+
+
+def _cached_base(clients: int, key: SecretStr, seed: int) -> Path:
+    digest = hashlib.sha256(f"{clients}/{seed}/{fingerprint('bench-base', key)}".encode())
+    root = Path(__file__).resolve().parent.parent
+    for package in ("policy", "udfs", "configwatch"):
+        for source in sorted((root / package).rglob("*")):
+            if source.suffix in (".py", ".json"):
+                digest.update(source.relative_to(root).as_posix().encode() + b"\0" + source.read_bytes())
+    return cache_dir() / "bench" / f"base-{clients}-{seed}-{digest.hexdigest()[:16]}.pickle"
 
 
 def workload_records(n: int, key: SecretStr, *, seed: int = 5, start_ms: int | None = None,

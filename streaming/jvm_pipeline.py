@@ -26,7 +26,7 @@ from udfs.gauges import GaugeConfig
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["RouteStats", "detect", "route"]
+__all__ = ["RouteStats", "decode", "detect", "route"]
 
 _PIPELINE = "io.configwatch.detect.DetectionPipeline"
 
@@ -78,7 +78,11 @@ def route(raw: DataFrame, key: SecretStr, gauges: GaugeConfig, kinds: Collection
     """Routed rows (``udfs.pipeline.ROUTED_SCHEMA``) of ``raw`` from ``streaming.sources``, one JVM pass."""
     from pyspark.sql import DataFrame
 
+    from pyspark.sql import functions as F
+
     spark = raw.sparkSession
+    if "file" in raw.columns:  # replay files: the text's bytes as read (a Java string would repair invalid UTF-8)
+        raw = raw.select(F.col("value").cast("binary").alias("value"), "file")
     options = {"validate": validate, "lease": gauges.ttl_ms is not None, "buckets": gauges.buckets,
                "kinds": list(kinds)}
     jdf = _operators(spark).route(raw._jdf, _spec(), _key(key), json.dumps(options),
@@ -92,3 +96,15 @@ def detect(shuffled: DataFrame, key: SecretStr) -> DataFrame:
 
     spark = shuffled.sparkSession
     return DataFrame(_operators(spark).detect(shuffled._jdf, _spec(), _key(key)), spark)
+
+
+def decode(raw: DataFrame, key: SecretStr, *, validate: bool = True) -> DataFrame:
+    """Kafka records decoded as ``streaming.decode.decode`` gives them, by the route stage's JVM decoder."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+
+    from udfs.decode import output_schema
+
+    spark = raw.sparkSession
+    out = from_arrow_schema(output_schema(to_arrow_schema(raw.schema)))
+    return DataFrame(_operators(spark).decode(raw._jdf, _spec(), _key(key), out.json(), validate), spark)

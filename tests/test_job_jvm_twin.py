@@ -1,5 +1,8 @@
 """The job's JVM route and detection steps against the Python pipeline they twin, batch by batch.
 
+(The job on a checkpoint of the release before, which keeps its Python route stage and detection
+step, is held to the same records.)
+
 A realistic stream (the fleet simulator's opens, pushes and closes, with malformed records and
 records the GX suite refuses) goes through the real job in replay mode, one file per
 micro-batch, and through :class:`udfs.memory.MemoryPipeline` (the Python route and keyed steps,
@@ -22,7 +25,8 @@ from bench.workload import workload_records
 from configwatch.contract import ALERTS, GAUGES, QUARANTINE
 from configwatch.secrets import SecretStr
 from configwatch.settings import Settings
-from streaming.job import JobOptions, StreamingJob
+from streaming.job import QUERY_NAME, JobOptions, StreamingJob
+from streaming.job.layout import LAYOUT_FILE
 from udfs.decode import decode_file_batches
 from udfs.memory import MemoryPipeline
 from udfs.pipeline import DEFAULT_LAYOUT
@@ -37,7 +41,8 @@ _TIMES = {ALERTS: "detected_at_ms", QUARANTINE: "quarantined_at_ms", GAUGES: "up
 
 
 def _lines(seed: int, batches: int, per_batch: int) -> list[list[bytes]]:
-    """Batches of raw records: the simulator's stream, a few refused by GX (the far future, an unknown protocol)."""
+    """Batches of raw records: the simulator's stream, a few refused by GX (the far future, an unknown protocol),
+    and one that is not UTF-8."""
     records = [r.value for r in workload_records(batches * per_batch, KEY, seed=seed, start_ms=T0, base_clients=300)]
     out = []
     for b in range(batches):
@@ -50,6 +55,9 @@ def _lines(seed: int, batches: int, per_batch: int) -> list[list[bytes]]:
                 else:
                     event["security_protocol"] = "SASL_TLS"
                 batch[i] = json.dumps(event).encode()
+        # Bytes that are not UTF-8 inside a record: both sides must see them as read (quarantine, not_json).
+        batch.insert(5, b'{"schema_version":1,"event":"connection_opened","timestamp_ms":%d,'
+                        b'"connection_id":"c-\xff\xfe"}' % T0)
         out.append(batch)
     return out
 
@@ -67,7 +75,7 @@ def _memory(batches: list[list[bytes]], files: list[Path]) -> list[dict[str, Cou
     pipeline = MemoryPipeline(KEY)
     out = []
     for batch, path in zip(batches, files, strict=True):
-        raw = pa.RecordBatch.from_arrays([pa.array([b"\n".join(batch).decode()]), pa.array([f"file:{path}"])],
+        raw = pa.RecordBatch.from_arrays([pa.array([b"\n".join(batch)], pa.binary()), pa.array([f"file:{path}"])],
                                          names=["value", FILE_COLUMNS[0].name])
         decoded = pa.Table.from_batches(list(decode_file_batches([raw], validate=True)))
         records = pipeline.process(decoded, T0)
@@ -75,9 +83,19 @@ def _memory(batches: list[list[bytes]], files: list[Path]) -> list[dict[str, Cou
     return out
 
 
-@pytest.mark.parametrize("seed", [3, 17])
-def test_the_jvm_job_writes_the_python_pipelines_records(spark: Any, tmp_path: Path, seed: int) -> None:
+# The layout file a checkpoint of the previous release holds: its route stage and detection step in Python.
+PYTHON_ROUTE = {"connection_buckets": 8, "fleet_per_key": False, "markers_apart": False, "gauges_on_jvm": True}
+
+
+@pytest.mark.parametrize(("seed", "layout"), [(3, None), (17, None), (17, PYTHON_ROUTE)],
+                         ids=["jvm-3", "jvm-17", "python-route-17"])
+def test_the_jvm_job_writes_the_python_pipelines_records(spark: Any, tmp_path: Path, seed: int,
+                                                         layout: dict[str, Any] | None) -> None:
+    """A new checkpoint (the JVM route and detection) and one of the release before (the Python ones) alike."""
     assert DEFAULT_LAYOUT.detection_on_jvm  # a new checkpoint runs route and detection in the JVM
+    if layout is not None:
+        (tmp_path / "ckpt" / QUERY_NAME).mkdir(parents=True)
+        (tmp_path / "ckpt" / QUERY_NAME / LAYOUT_FILE).write_text(json.dumps(layout))
     batches = _lines(seed, batches=4, per_batch=900)
     replay = tmp_path / "replay"
     replay.mkdir()
@@ -102,7 +120,25 @@ def test_the_jvm_job_writes_the_python_pipelines_records(spark: Any, tmp_path: P
     for kind in _TIMES:
         assert sum(sum(e[kind].values()) for e in expected) > 5, kind
     assert any("expectation:" in r for e in expected for r in e[QUARANTINE])
+    assert all(any("not UTF-8" in r for r in e[QUARANTINE]) for e in expected)
     for epoch, (got, want) in enumerate(zip(by_epoch, expected, strict=True)):
         for kind in _TIMES:
             only_job, only_python = got[kind] - want[kind], want[kind] - got[kind]
             assert not only_job and not only_python, (epoch, kind, list(only_job)[:2], list(only_python)[:2])
+
+
+def test_the_jvm_decode_gives_the_python_decodes_rows(spark: Any) -> None:
+    """``streaming.jvm_pipeline.decode`` on Kafka-shaped rows: the rows ``udfs.decode`` gives, GX verdicts included."""
+    from streaming import jvm_pipeline
+    from udfs.decode import decode_batches
+
+    values = [v for batch in _lines(29, batches=1, per_batch=600) for v in batch] + [b"{not json", b"", b"[1]"]
+    kafka = pa.table({"value": pa.array(values, pa.binary()), "topic": ["t"] * len(values),
+                      "partition": pa.array([i % 3 for i in range(len(values))], pa.int32()),
+                      "offset": pa.array(range(len(values)), pa.int64())})
+    raw = spark.createDataFrame(kafka.to_pandas())
+    got = [r.asDict(recursive=True) for r in jvm_pipeline.decode(raw, KEY, validate=True).collect()]
+    want = pa.Table.from_batches(list(decode_batches(kafka.to_batches(), validate=True))).to_pylist()
+    assert len(want) == len(values) and sum(r["reason"] is not None for r in want) >= 5
+    by_offset = {r["offset"]: r for r in got}
+    assert [by_offset[r["offset"]] for r in want] == want

@@ -33,6 +33,15 @@ public final class DetectionPipeline {
     return raw.mapPartitions(step, Encoders.row(routed));
   }
 
+  /** Decoded rows of Kafka records ({@code outSchemaJson}: {@code udfs.decode.output_schema} of raw's schema). */
+  public static Dataset<Row> decode(Dataset<Row> raw, String specJson, byte[] key, String outSchemaJson,
+      boolean validate) {
+    Knowledge knowledge = Knowledge.parse(specJson);
+    StructType out = (StructType) DataType.fromJson(outSchemaJson);
+    return raw.mapPartitions(new DecodeStep(knowledge, keyed(knowledge, key), raw.schema(), out, validate),
+        Encoders.row(out));
+  }
+
   /** The detection records ({@code udfs.pipeline.FINAL_SCHEMA}) of the shuffled routed rows. */
   public static Dataset<Row> detect(Dataset<Row> shuffled, String specJson, byte[] key) {
     Knowledge knowledge = Knowledge.parse(specJson);

@@ -20,7 +20,7 @@ public final class Keyed implements Serializable {
   private final byte[] key;
   private final int fingerprintChars;
   private final int alertIdChars;
-  private transient Mac mac;
+  private transient ThreadLocal<Mac> macs; // a Mac is not thread-safe, and one Keyed serves a task's threads
 
   public Keyed(byte[] key, int fingerprintChars, int alertIdChars) {
     this.key = key.clone();
@@ -42,13 +42,22 @@ public final class Keyed implements Serializable {
   }
 
   private byte[] hmac(byte[] data) {
-    try {
-      if (mac == null) {
-        mac = Mac.getInstance("HmacSHA256");
-        // SecretKeySpec refuses an empty key; HMAC pads keys with zero bytes, so one zero byte is the same key
-        mac.init(new SecretKeySpec(key.length == 0 ? new byte[1] : key, "HmacSHA256"));
+    ThreadLocal<Mac> local;
+    synchronized (this) {
+      if (macs == null) {
+        macs = ThreadLocal.withInitial(this::newMac);
       }
-      return mac.doFinal(data);
+      local = macs;
+    }
+    return local.get().doFinal(data);
+  }
+
+  private Mac newMac() {
+    try {
+      Mac mac = Mac.getInstance("HmacSHA256");
+      // SecretKeySpec refuses an empty key; HMAC pads keys with zero bytes, so one zero byte is the same key
+      mac.init(new SecretKeySpec(key.length == 0 ? new byte[1] : key, "HmacSHA256"));
+      return mac;
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("HMAC-SHA256 is not available", e);
     }

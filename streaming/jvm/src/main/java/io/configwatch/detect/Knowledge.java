@@ -25,8 +25,8 @@ public final class Knowledge implements Serializable {
       implements Serializable {}
 
   private final String json;
-  private transient JsonNode doc;
-  private transient Map<String, Rule> rules;
+  private transient volatile JsonNode doc; // read once, then shared by the task's threads
+  private transient volatile Map<String, Rule> rules;
 
   private Knowledge(String json) {
     this.json = json;
@@ -49,15 +49,22 @@ public final class Knowledge implements Serializable {
   }
 
   private JsonNode doc() {
+    JsonNode read = doc;
+    return read != null ? read : readDoc();
+  }
+
+  private synchronized JsonNode readDoc() {
     if (doc == null) {
+      JsonNode parsed;
       try {
-        doc = new ObjectMapper().readTree(json);
+        parsed = new ObjectMapper().readTree(json);
       } catch (IOException e) {
         throw new IllegalArgumentException("not a configwatch detection spec: " + e.getMessage(), e);
       }
-      if (doc == null || !doc.isObject() || !doc.has("catalog")) {
+      if (parsed == null || !parsed.isObject() || !parsed.has("catalog")) {
         throw new IllegalArgumentException("not a configwatch detection spec: no catalog");
       }
+      doc = parsed;
     }
     return doc;
   }
@@ -73,6 +80,18 @@ public final class Knowledge implements Serializable {
 
   /** The catalog entry of {@code id}; IllegalArgumentException when the catalog has none. */
   public Rule rule(String id) {
+    Map<String, Rule> byId = rules;
+    if (byId == null) {
+      byId = readRules();
+    }
+    Rule rule = byId.get(id);
+    if (rule == null) {
+      throw new IllegalArgumentException("no rule " + id + " in the catalog");
+    }
+    return rule;
+  }
+
+  private synchronized Map<String, Rule> readRules() {
     if (rules == null) {
       Map<String, Rule> byId = new HashMap<>();
       for (JsonNode r : section("catalog")) {
@@ -81,11 +100,7 @@ public final class Knowledge implements Serializable {
       }
       rules = byId;
     }
-    Rule rule = rules.get(id);
-    if (rule == null) {
-      throw new IllegalArgumentException("no rule " + id + " in the catalog");
-    }
-    return rule;
+    return rules;
   }
 
   /** The strings of a JSON array (an empty list for null or a missing node). */

@@ -1,7 +1,6 @@
 package io.configwatch.detect;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -120,7 +119,9 @@ final class RouteStep implements MapPartitionsFunction<Row, Row> {
     };
   }
 
-  /** The non-blank lines of whole replay files ({@code udfs.split_lines}): value, file, line from 1. */
+  /** The non-blank lines of whole replay files ({@code udfs.split_lines}): value, file, line from 1.
+   * The file's text arrives as binary ({@code streaming.jvm_pipeline.route} casts it): Spark's text source keeps
+   * the bytes as read, and a Java string would replace invalid UTF-8 that the decoder must see. */
   private static Iterator<Record> lines(Iterator<Row> rows) {
     List<Record> out = new ArrayList<>();
     return new Iterator<>() {
@@ -135,9 +136,8 @@ final class RouteStep implements MapPartitionsFunction<Row, Row> {
           out.clear();
           next = 0;
           Row r = rows.next();
-          String text = r.isNullAt(0) ? "" : r.getString(0);
+          byte[] bytes = r.isNullAt(0) ? new byte[0] : (byte[]) r.get(0); // the file's bytes as read, not re-encoded
           String file = r.getString(1);
-          byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
           long line = 0;
           int start = 0;
           for (int i = 0; i <= bytes.length; i++) {
