@@ -77,7 +77,6 @@ def route(raw: DataFrame, key: SecretStr, gauges: GaugeConfig, kinds: Collection
           stats: RouteStats | None = None) -> DataFrame:
     """Routed rows (``udfs.pipeline.ROUTED_SCHEMA``) of ``raw`` from ``streaming.sources``, one JVM pass."""
     from pyspark.sql import DataFrame
-
     from pyspark.sql import functions as F
 
     spark = raw.sparkSession
