@@ -3,8 +3,9 @@
 The workload topic is read once as a batch DataFrame with the Kafka source's
 columns and cached, so neither side pays for Kafka; both sides read it in the
 job's partitioning, one task per core (``streaming.decode.one_task_per_core``).
-Then, in interleaved rounds (a warm-up round first, not counted; at least
-``MIN_REPEATS``, as one round of a second or two is within the machine's noise),
+Then, in interleaved rounds (warm-up rounds first, not counted, until the JIT has seen
+``bench.harness.JOB_WARMUP_RECORDS``; then at least ``MIN_REPEATS``, as one round of a
+second or two is within the machine's noise),
 each variant is forced with Spark's ``noop`` sink:
 
 - ``from_json``: ``from_json(value, EVENT_SCHEMA)``: parse only, no contract
@@ -27,7 +28,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bench.harness import BenchContext, median_of
+from bench.harness import BenchContext, job_warmup_runs, median_of
 
 __all__ = ["measure"]
 
@@ -67,11 +68,12 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
         "python+gx": decode(raw, validate=True),
     }
     seconds: dict[str, list[float]] = {name: [] for name in variants}
-    for round_no in range(max(ctx.rounds, MIN_REPEATS) + 1):
+    warmup = job_warmup_runs(rows)  # the JIT compiles the JVM decoder over about a million records
+    for round_no in range(warmup + max(ctx.rounds, MIN_REPEATS)):
         for name, frame in variants.items():
             started = time.perf_counter()
             frame.write.format("noop").mode("overwrite").save()
-            if round_no:  # round 0 is the warm-up
+            if round_no >= warmup:
                 seconds[name].append(time.perf_counter() - started)
     raw.unpersist()
     med = {name: median_of(runs) for name, runs in seconds.items()}

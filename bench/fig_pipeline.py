@@ -11,8 +11,8 @@ records); the clock runs from starting the queries to their end, in this process
 - ``job-nogx``: the same with ``--no-expectations``.
 
 Rounds are interleaved (ceiling, job, job-nogx): warm-up runs on the
-warm-up topic (the workload itself) first (``JOB_WARMUP_RUNS`` of the job, for the JIT; not counted; not in a
-quick run), then ``ctx.rounds`` measured;
+warm-up topic (the workload itself) first (the job until the JIT has seen ``JOB_WARMUP_RECORDS``; not counted;
+not in a quick run), then ``ctx.rounds`` measured;
 medians are reported. Figure 5: ``bench.memory``
 samples the driver JVM and the Python workers during every ``job`` run.
 Figure 6: ``gx_overhead_ratio`` = job seconds / job-nogx seconds.
@@ -28,7 +28,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bench.harness import JOB_WARMUP_RUNS, BenchContext, job_settings, median_of
+from bench.harness import BenchContext, job_settings, job_warmup_runs, median_of
 from bench.memory import MemorySampler
 from bench.stall import StallWatch
 
@@ -76,7 +76,7 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
     alerts_topic = ""
     if not ctx.quick:  # warm-up (not counted) on the warm-up topic (the workload): the JIT's runs, then each kind
         _ceiling(ctx, ctx.warmup_topic)
-        for _ in range(JOB_WARMUP_RUNS):
+        for _ in range(job_warmup_runs(ctx.records)):
             _job(ctx, topic=ctx.warmup_topic)
         _job(ctx, topic=ctx.warmup_topic, expectations=False)
     for _ in range(ctx.rounds):

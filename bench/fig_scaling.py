@@ -1,9 +1,9 @@
 """Scaling: the same job on the same workload with one core and with two (``scaling_2_vs_1``).
 
-Each master runs in its own process (Spark fixes the master when it starts):
-``JOB_WARMUP_RUNS`` warm-up runs of the job on the warm-up topic (the workload itself), then one timed
-available-now run on the workload topic, fresh checkpoint and output topics each time. The figure is
-records/s at ``local[2]`` over records/s at ``local[1]``.
+Each master runs in its own process (Spark fixes the master when it starts): warm-up runs of the job
+on the warm-up topic (the workload itself) until the JIT has seen ``bench.harness.JOB_WARMUP_RECORDS``,
+then one timed available-now run on the workload topic, fresh checkpoint and output topics each time.
+The figure is records/s at ``local[2]`` over records/s at ``local[1]``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.harness import JOB_WARMUP_RUNS, BenchContext
+from bench.harness import BenchContext, job_warmup_runs
 
 __all__ = ["measure"]
 
@@ -47,9 +47,9 @@ def _run_once(master: str, bootstrap: str, topic: str, work: Path) -> float:
     return time.perf_counter() - started
 
 
-def _child(master: str, bootstrap: str, topic: str, warmup_topic: str) -> dict[str, Any]:
+def _child(master: str, bootstrap: str, topic: str, warmup_topic: str, records: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
-        for _ in range(JOB_WARMUP_RUNS):
+        for _ in range(job_warmup_runs(records)):
             _run_once(master, bootstrap, warmup_topic, Path(tmp))
         seconds = _run_once(master, bootstrap, topic, Path(tmp))
     return {"master": master, "seconds": round(seconds, 2)}
@@ -60,7 +60,8 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
     seconds: dict[str, float] = {}
     for master in MASTERS:
         done = subprocess.run([sys.executable, "-m", "bench.fig_scaling", "--master", master, "--bootstrap",
-                               ctx.bootstrap, "--topic", ctx.topic, "--warmup-topic", ctx.warmup_topic],
+                               ctx.bootstrap, "--topic", ctx.topic, "--warmup-topic", ctx.warmup_topic,
+                               "--records", str(ctx.records)],
                               capture_output=True, text=True, check=True,
                               env={**os.environ, KEY_ENV: ctx.fingerprint_key.get_secret_value()})
         seconds[master] = float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
@@ -78,8 +79,9 @@ def main() -> None:
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--topic", required=True)
     parser.add_argument("--warmup-topic", required=True)
+    parser.add_argument("--records", type=int, required=True, help="records in the warm-up topic")
     args = parser.parse_args()
-    print(json.dumps(_child(args.master, args.bootstrap, args.topic, args.warmup_topic)))
+    print(json.dumps(_child(args.master, args.bootstrap, args.topic, args.warmup_topic, args.records)))
 
 
 if __name__ == "__main__":

@@ -24,8 +24,17 @@ from typing import Any
 from configwatch.settings import Settings
 
 __all__ = [
-    "JOB_WARMUP_RUNS", "BenchContext", "ProgressLog", "fold_gauges", "job_settings", "machine", "median_of",
-    "percentile", "read_topic", "timed",
+    "JOB_WARMUP_RECORDS",
+    "BenchContext",
+    "ProgressLog",
+    "fold_gauges",
+    "job_settings",
+    "job_warmup_runs",
+    "machine",
+    "median_of",
+    "percentile",
+    "read_topic",
+    "timed",
 ]
 
 
@@ -67,10 +76,16 @@ class BenchContext:
         return f"bench-{name}-{uuid.uuid4().hex[:8]}"
 
 
-# Warm-up runs of the job before its measured runs. The job runs in the JVM, whose JIT compiles its hot
-# paths over several runs: on 100,000 records the runs took 19.0, 6.6, 5.2, 5.1, 4.3 and 4.3 s (warm from the
-# fourth; docs/benchmarks.md, "2026-11-25, night"). The Python peers are steady after one.
-JOB_WARMUP_RUNS = 3
+# Records the job reads in warm-up runs before its measured runs. The job runs in the JVM, whose JIT
+# compiles its hot paths over about a million records: on 100,000-record runs the time fell from 19.0 s
+# (the first) to 4.2 s (the fourth) and 3.0 s from about the tenth on (docs/benchmarks.md,
+# "2026-11-25, night"). The Python peers are steady after one run.
+JOB_WARMUP_RECORDS = 1_000_000
+
+
+def job_warmup_runs(records: int) -> int:
+    """How many warm-up runs over ``records`` records give the JIT ``JOB_WARMUP_RECORDS``."""
+    return max(1, -(-JOB_WARMUP_RECORDS // max(1, records)))
 
 
 def job_settings(ctx: BenchContext, checkpoint: Path, **overrides: Any) -> Settings:

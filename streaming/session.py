@@ -35,6 +35,12 @@ _LOCAL_FILES = {
 }
 
 
+# Spark's generated code for the job's wide rows (the route stage's output: 29 columns) is one method over
+# HotSpot's 8,000-byte limit, which it then never compiles: the route stage's warm batch took 1.46-1.52 s
+# with it compiled against 1.77-1.81 s (docs/benchmarks.md, "2026-11-25, night").
+_JIT_OPTS = "-XX:-DontCompileHugeMethods"
+
+
 @dataclass(frozen=True)
 class SparkSettings:
     """What the factory needs; sizes fit a 2-core / 24 GiB machine by default."""
@@ -75,7 +81,7 @@ def build_spark_session(settings: SparkSettings | None = None) -> SparkSession:
                 conf.set(key, str(jar))
             for key, value in _LOCAL_FILES.items():
                 conf.set(key, value)
-    java_opts = f"-Dlog4j2.configurationFile=file:{_LOG4J}"
+    java_opts = f"-Dlog4j2.configurationFile=file:{_LOG4J} {_JIT_OPTS}"
     driver_opts = java_opts
     if settings.log_file is not None:
         settings.log_file.parent.mkdir(parents=True, exist_ok=True)
