@@ -57,9 +57,10 @@ def _job(ctx: BenchContext, *, outputs: str | None = None, expectations: bool = 
         extra["outputs"] = outputs
     settings = job_settings(ctx, ctx.scratch("job"), **extra)
     job = StreamingJob(settings, JobOptions.from_settings(settings), ctx.bootstrap, out=lambda _: None)
+    output = job.prepare()  # its output topics, made before the clock as the peers make theirs
     started = time.perf_counter()
     with StallWatch(lambda: job.query, ctx.spark()):
-        job.start()
+        job.start(output)
         result = job.wait()
     return time.perf_counter() - started, result.totals, settings.alerts_topic
 

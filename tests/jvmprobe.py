@@ -1,7 +1,7 @@
 """Run the detection engine's Java probes (``tests/jvm/detect``) on JSON inputs: the Python twins' judge.
 
 ``probe("SecretScanProbe", inputs)`` compiles the probes against the job's jar (once per source
-change), writes the spec (``streaming.jvm_detect.spec``), feeds one JSON line per input and returns
+change), writes the spec (``streaming.jvm_spec.spec``), feeds one JSON line per input and returns
 the answers, parsed (``raw=True``: the text lines, to compare JSON byte for byte). No Spark runs.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from configwatch import jars
 from configwatch.paths import cache_dir
-from streaming.jvm_detect import spec_json
+from streaming.jvm_spec import spec_json
 
 __all__ = ["PROBE_KEY", "classpath", "probe"]
 

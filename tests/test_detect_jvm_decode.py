@@ -17,7 +17,8 @@ import pytest
 
 from bench.workload import workload_records
 from configwatch.contract import SECURITY_PROTOCOLS, SOFTWARE_MAX_CHARS
-from streaming.jvm_detect import nesting_verdicts, spec
+from streaming.jvm_spec import spec
+from streaming.jvm_spec.decode import nesting_verdicts
 from tests.invalid_records import EXPECTATION_CASES, INVALID_CASES, base_event, tricky_valid_records
 from tests.jvm_pushes import KEY
 from tests.jvmprobe import probe

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from configwatch.errors import ContractError
+from configwatch import verdicts
 from configwatch.records import validate_event
 
 __all__ = ["parse_record"]
@@ -32,18 +32,18 @@ def parse_record(raw: bytes | None) -> dict[str, Any]:
     holding one object that satisfies the contract.
     """
     if raw is None:
-        raise ContractError("not_json", "the record has no value")
+        raise verdicts.NO_VALUE.error()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ContractError("not_json", "the record is not UTF-8 text") from None
+        raise verdicts.NOT_UTF8.error() from None
     try:
         obj = json.loads(text)
     except ValueError:  # json.JSONDecodeError, and RecursionError-free ValueErrors
-        raise ContractError("not_json", "the record is not valid JSON") from None
+        raise verdicts.NOT_JSON.error() from None
     except RecursionError:
-        raise ContractError("not_json", "the record nests too deeply to be read") from None
+        raise verdicts.TOO_DEEP.error() from None
     if "\\u" in text and _has_lone_surrogate(obj):
-        raise ContractError("not_json", "the record escapes an unpaired UTF-16 surrogate (not Unicode text)")
+        raise verdicts.LONE_SURROGATE.error()
     validate_event(obj)
     return obj

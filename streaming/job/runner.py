@@ -166,8 +166,9 @@ class StreamingJob:
         if report.records_in or any(report.written.values()):
             self.out(report.line())
 
-    def start(self) -> None:
-        output = self.prepare()
+    def start(self, output: Output | None = None) -> None:
+        """Start the query; ``output``: what :meth:`prepare` returned, if the caller prepared it already."""
+        output = output or self.prepare()
         _quiet_refused_batches()
         with _jvm_ignores_sigterm():
             spark = build_spark_session(SparkSettings(master=self.settings.spark_master,

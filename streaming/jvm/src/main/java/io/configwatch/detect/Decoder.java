@@ -41,6 +41,7 @@ public final class Decoder implements Serializable {
     }
   }
 
+  private final Map<String, String[]> verdicts = new java.util.HashMap<>(); // name -> reason, detail templates
   private final long schemaVersion;
   private final Set<String> eventTypes;
   private final String eventTypesText;
@@ -56,6 +57,8 @@ public final class Decoder implements Serializable {
   private transient DecoderText.Strings strings;
 
   private Decoder(JsonNode s) {
+    s.get("verdicts").fields().forEachRemaining(e -> verdicts.put(e.getKey(),
+        new String[] {e.getValue().get("reason").asText(), e.getValue().get("detail").asText()}));
     schemaVersion = s.get("schema_version").asLong();
     List<String> types = Knowledge.strings(s.get("event_types"));
     eventTypes = new HashSet<>(types);
@@ -114,11 +117,11 @@ public final class Decoder implements Serializable {
   /** parse_record + validate_event of one raw record (null: the record has no value). */
   public DecodedEvent decode(byte[] raw) {
     if (raw == null) {
-      return layout.invalid("not_json", "the record has no value", 0);
+      return invalid("no_value", 0);
     }
     long size = raw.length;
     if (!DecoderText.isUtf8(raw)) {
-      return layout.invalid("not_json", "the record is not UTF-8 text", size);
+      return invalid("not_utf8", size);
     }
     if (strings == null) {
       strings = new DecoderText.Strings();
@@ -128,11 +131,10 @@ public final class Decoder implements Serializable {
     try {
       doc = reader.document();
     } catch (DecoderJson.Failure f) {
-      return layout.invalid("not_json", f.deep ? "the record nests too deeply to be read"
-          : "the record is not valid JSON", size);
+      return invalid(f.deep ? "too_deep" : "not_json", size);
     }
     if (reader.lone && DecoderText.hasLoneSurrogate(doc)) {
-      return layout.invalid("not_json", "the record escapes an unpaired UTF-16 surrogate (not Unicode text)", size);
+      return invalid("lone_surrogate", size);
     }
     try {
       validate(doc);
@@ -176,28 +178,48 @@ public final class Decoder implements Serializable {
     };
   }
 
+  /** The verdict {@code name} of configwatch.verdicts with its named parts filled (str.format's {part}). */
+  private Refusal refusal(String name, String... parts) {
+    String[] templates = verdicts.get(name);
+    if (templates == null) {
+      throw new IllegalStateException("the spec has no verdict " + name);
+    }
+    return new Refusal(fill(templates[0], parts), fill(templates[1], parts));
+  }
+
+  private DecodedEvent invalid(String name, long size) {
+    Refusal r = refusal(name);
+    return layout.invalid(r.reason, r.detail, size);
+  }
+
+  private static String fill(String template, String... parts) {
+    String out = template;
+    for (int i = 0; i + 1 < parts.length; i += 2) {
+      out = out.replace("{" + parts[i] + "}", parts[i + 1]);
+    }
+    return out;
+  }
+
   /** configwatch.records._check_type. */
-  private static void checkType(Map<String, Object> obj, Field spec, String where) throws Refusal {
+  private void checkType(Map<String, Object> obj, Field spec, String where) throws Refusal {
     Object value = obj.get(spec.name());
     if (value == null) {
       if (spec.required()) {
-        throw new Refusal("missing_field:" + where + spec.name(), where + spec.name() + " is required");
+        throw refusal("missing_field", "field", where + spec.name());
       }
       return;
     }
     if (!isType(value, spec.pyType())) {
-      throw new Refusal("wrong_type:" + where + spec.name(),
-          where + spec.name() + " must be " + spec.pyType() + ", got " + pyType(value));
+      throw refusal("wrong_type", "field", where + spec.name(), "expected", spec.pyType(), "got", pyType(value));
     }
     if (value == DecoderJson.BIG_INT) {
-      throw new Refusal("wrong_type:" + where + spec.name(), where + spec.name() + " is outside the int64 range");
+      throw refusal("out_of_range", "field", where + spec.name());
     }
     if (spec.items() != null && value instanceof List<?> list) {
       String inner = where + spec.name() + "[].";
       for (Object item : list) {
         if (!(item instanceof Map)) {
-          throw new Refusal("wrong_type:" + where + spec.name() + "[]",
-              "each " + where + spec.name() + " entry must be an object");
+          throw refusal("item_not_object", "field", where + spec.name());
         }
         for (Field itemSpec : spec.items()) {
           checkType(asMap(item), itemSpec, inner);
@@ -209,7 +231,7 @@ public final class Decoder implements Serializable {
   /** configwatch.records.validate_event. */
   private void validate(Object doc) throws Refusal {
     if (!(doc instanceof Map)) {
-      throw new Refusal("not_object", "the record is JSON but not an object");
+      throw refusal("not_object");
     }
     Map<String, Object> obj = asMap(doc);
     for (Field spec : eventFields) {
@@ -218,10 +240,10 @@ public final class Decoder implements Serializable {
       }
     }
     if ((Long) obj.get(SCHEMA_VERSION) != schemaVersion) {
-      throw new Refusal("bad_schema_version", "schema_version must be 1");
+      throw refusal("bad_schema_version", "version", Long.toString(schemaVersion));
     }
     if (!eventTypes.contains((String) obj.get(EVENT))) {
-      throw new Refusal("unknown_event", "event is not one of " + eventTypesText);
+      throw refusal("unknown_event", "events", eventTypesText);
     }
     for (Field spec : eventFields) {
       checkType(obj, spec, "");
@@ -229,35 +251,34 @@ public final class Decoder implements Serializable {
     for (String name : SOFTWARE) {
       String value = (String) obj.get(name);
       if (value != null && !value.isEmpty() && !validSoftware(value)) {
-        throw new Refusal(name.endsWith("name") ? "bad_software_name" : "bad_software_version",
-            name + " breaks the KIP-511 pattern");
+        throw refusal("bad_software", "part", name.substring(name.lastIndexOf('_') + 1), "field", name);
       }
     }
     if (configPush.equals(obj.get(EVENT))) {
       Object configs = obj.get("configs");
       if (configs == null) {
-        throw new Refusal("missing_field:configs", "configs is required for config_push");
+        throw refusal("missing_configs");
       }
       if (!(configs instanceof List<?> entries)) {
-        throw new Refusal("wrong_type:configs", "configs must be an array");
+        throw refusal("configs_not_array");
       }
       for (Object entry : entries) {
         if (!(entry instanceof Map)) {
-          throw new Refusal("wrong_type:configs[]", "each configs entry must be an object");
+          throw refusal("entry_not_object");
         }
         Map<String, Object> e = asMap(entry);
         if (e.get("key") == null) {
-          throw new Refusal("missing_field:configs[].key", "a configs entry lacks key");
+          throw refusal("entry_without_key");
         }
         for (Field spec : entryFields) {
           checkType(e, spec, "configs[].");
         }
         if (!configTypes.contains((String) e.get("type"))) {
-          throw new Refusal("bad_config_type", "configs[].type is not a ConfigDef.Type name");
+          throw refusal("bad_config_type");
         }
       }
     } else if (obj.get("connection_id") == null) {
-      throw new Refusal("missing_field:connection_id", "connection events need connection_id");
+      throw refusal("missing_connection");
     }
   }
 

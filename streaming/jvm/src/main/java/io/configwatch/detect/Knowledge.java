@@ -12,7 +12,7 @@ import java.util.Map;
 
 /**
  * Everything the detection engine knows, read once from one JSON document that Python builds from
- * the facts' own homes ({@code streaming.jvm_detect.spec}): the rule catalog, the contract's names,
+ * the facts' own homes ({@code streaming.jvm_spec.spec}): the rule catalog, the contract's names,
  * the key-set and defaults data files, and each rule module's words, patterns and thresholds (one
  * section per module). The Java classes hold the logic only; no fact is written twice. The document
  * holds no config value and no key.
