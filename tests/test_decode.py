@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from configwatch import verdicts
 from configwatch.errors import ContractError
 from configwatch.records import Event, validate_event
 from configwatch.samples import sample_events
@@ -54,6 +55,19 @@ def test_the_reason_is_validate_events_reason(case: object) -> None:
         with pytest.raises(ContractError) as direct:
             validate_event(json.loads(case.raw or b""))
         assert direct.value.reason == case.reason
+
+
+def test_the_deepest_readable_record_with_an_escape_gets_a_verdict_not_a_crash() -> None:
+    # json.loads reads it; the lone-surrogate check once recursed one level deeper and its
+    # RecursionError escaped parse_record. Read in a fresh thread so the depth is fixed.
+    from streaming.jvm_spec import spec
+    from streaming.jvm_spec.decode import nesting_verdicts
+
+    deepest = spec()["decode"]["max_nesting"]
+    deep = b"[" * deepest + b'"\\u0041"' + b"]" * deepest
+    lone = b"[" * deepest + b'"\\ud800"' + b"]" * deepest
+    assert nesting_verdicts([deep, lone]) == [(verdicts.NOT_OBJECT.reason, verdicts.NOT_OBJECT.detail),
+                                              (verdicts.LONE_SURROGATE.reason, verdicts.LONE_SURROGATE.detail)]
 
 
 def test_valid_records_decode_field_by_field() -> None:

@@ -280,17 +280,8 @@ def test_nesting_at_the_limit_reads_as_in_python() -> None:
     raws = [raw for _, raw in cases]
     expected = nesting_verdicts(raws)
     got = [json.loads(line) for line in _java(raws)]
-    crashed = 0
     for (depth, raw), e, g in zip(cases, expected, got, strict=True):
-        if e is not None and e[0] == "RecursionError":
-            # Python's bug: at exactly the deepest nesting, _has_lone_surrogate's json.dumps recurses once
-            # more than json.loads did and its RecursionError escapes parse_record. The JVM reads the record.
-            assert depth == deepest and b"\\u" in raw
-            assert g["reason"] == "not_object"
-            crashed += 1
-            continue
         assert (g["reason"], g["detail"]) == (e if e is not None else (None, None)), (depth, raw[:80])
-    assert crashed == 1
     assert {g["detail"] for g in got} >= {"the record nests too deeply to be read", "the record is not valid JSON"}
 
 

@@ -42,15 +42,11 @@ Chain = list[list[dict[str, Any]]]  # one state key's rows, batch by batch
 
 # --- both sides --------------------------------------------------------------------------------------
 
-UNTIMED = "Python fails on a finding without a time"  # to_table: pa.array([pd.NA], pa.int64()) raises
-
-
 def _python(state_key: str, batches: Chain) -> list[dict[str, Any]]:
     """Python's step over the batches, threading its state; an exception ends the chain.
 
     An OverflowError (``_unlog`` of a quartile past 1e308) is what the JVM answers with an
-    ArithmeticException. A finding whose push has no time makes Python's ``to_table`` fail
-    (``UNTIMED``); the JVM gives it a null time instead, so such a chain is compared up to there.
+    ArithmeticException.
     """
     state, out = None, []
     for rows in batches:
@@ -62,19 +58,12 @@ def _python(state_key: str, batches: Chain) -> list[dict[str, Any]]:
         except OverflowError:
             out.append({"error": "ArithmeticException"})
             break
-        except pa.ArrowInvalid as e:
-            assert "NAType" in str(e)
-            out.append({"error": UNTIMED})
-            break
         out.append({"findings": contract_json(found), "state": state})
     return out
 
 
 def _same(key: str, want: list[dict[str, Any]], got: list[dict[str, Any]]) -> None:
     for i, (w, g) in enumerate(zip(want, got, strict=False)):
-        if w.get("error") == UNTIMED:
-            assert any(json.loads(f)["event_timestamp_ms"] is None for f in g["findings"]), (key, i)
-            return
         assert g == w, f"{key}, batch {i}:\nJVM    {g}\nPython {w}"
     assert len(got) == len(want), key
 
@@ -212,8 +201,7 @@ def _fleet_rows(rng: random.Random, n: int, mode: str, group: str, subjects: lis
         context: dict[str, Any] = {name: rng.choice([None, *_TEXTS]) for name in CONTEXT_COLUMNS}
         context["timestamp_ms"] = None if null_times and rng.random() < 0.2 else NOW - rng.randint(0, 10**9) * (
             rng.choice([1, 1, 1000]))
-        # a push without a time sends the defaults: Python cannot make a finding of it (UNTIMED)
-        values = [defaults[k] if context["timestamp_ms"] is None else _value(rng, mode, defaults[k]) for k in keys]
+        values = [_value(rng, mode, defaults[k]) for k in keys]
         rows.append({"state_key": f"fleet|{group}", "peer_group": group, "config_keys": keys,
                      "config_values": values, **context, SUBJECT: rng.choice(subjects)})
     return rows

@@ -9,6 +9,7 @@ ever *accepts* rows, and sends everything it is unsure about here.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from configwatch import verdicts
@@ -17,11 +18,26 @@ from configwatch.records import validate_event
 __all__ = ["parse_record"]
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _has_lone_surrogate(obj: Any) -> bool:
-    try:
-        json.dumps(obj, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return True
+    """True if a string of the parsed record holds a surrogate ``json.loads`` could not pair.
+
+    Walked with a stack, not by recursion: a record at the deepest nesting ``json.loads``
+    reads must not fail here.
+    """
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
     return False
 
 

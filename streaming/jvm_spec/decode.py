@@ -26,8 +26,6 @@ def _parse_verdict(raw: bytes | None) -> tuple[str, str] | None:
         parse_record(raw)
     except ContractError as err:
         return err.reason, err.detail
-    except RecursionError:
-        return "RecursionError", ""
     return None
 
 

@@ -105,7 +105,7 @@ def to_table(raw: pd.DataFrame, context: pd.DataFrame, key: SecretStr, now_ms: i
         **{name: pa.array(ctx[name].tolist(), pa.string()) for name in IDENTITY_FIELDS},
         "message": pa.array(raw["message"].tolist(), pa.string()),
         "evidence": pa.array([_evidence_json(e) for e in raw["evidence"]], pa.string()),
-        "event_timestamp_ms": pa.array(timestamps.astype("Int64").tolist(), pa.int64()),
+        "event_timestamp_ms": pa.array(timestamps.astype("Int64"), pa.int64()),  # nullable: <NA> becomes null
         "detected_at_ms": pa.array(np.full(len(raw), now_ms, dtype=np.int64)),
     }
     table = pa.table(columns, schema=FINDING_SCHEMA)
