@@ -18,7 +18,6 @@ import java.util.Map;
 final class FleetJson {
   private static final JsonMapper MAPPER = JsonMapper.builder()
       .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS).build();
-  private static final char[] HEX = "0123456789abcdef".toCharArray();
 
   private FleetJson() {}
 
@@ -94,27 +93,6 @@ final class FleetJson {
 
   /** A JSON string literal as {@code json.dumps} writes it with ensure_ascii. */
   static void string(StringBuilder out, String s) {
-    out.append('"');
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      switch (c) {
-        case '"' -> out.append("\\\"");
-        case '\\' -> out.append("\\\\");
-        case '\n' -> out.append("\\n");
-        case '\r' -> out.append("\\r");
-        case '\t' -> out.append("\\t");
-        case '\b' -> out.append("\\b");
-        case '\f' -> out.append("\\f");
-        default -> {
-          if (c < 0x20 || c > 0x7e) {
-            out.append("\\u").append(HEX[c >> 12]).append(HEX[(c >> 8) & 15]).append(HEX[(c >> 4) & 15])
-                .append(HEX[c & 15]);
-          } else {
-            out.append(c);
-          }
-        }
-      }
-    }
-    out.append('"');
+    PyJson.string(out, s, true);
   }
 }

@@ -18,6 +18,8 @@ import java.util.Map;
  * {@link Raw} embeds text that already is JSON.
  */
 public final class PyJson {
+  private static final char[] HEX = "0123456789abcdef".toCharArray();
+
   private PyJson() {}
 
   /** JSON text that is written as it is (a record's already serialized part). */
@@ -81,6 +83,11 @@ public final class PyJson {
 
   /** A JSON string literal as Python writes it with {@code ensure_ascii=False}. */
   public static void string(StringBuilder out, String s) {
+    string(out, s, false);
+  }
+
+  /** A JSON string literal as {@code json.dumps} writes it; {@code ensureAscii} escapes all but printable ASCII. */
+  static void string(StringBuilder out, String s, boolean ensureAscii) {
     out.append('"');
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
@@ -93,8 +100,9 @@ public final class PyJson {
         case '\b' -> out.append("\\b");
         case '\f' -> out.append("\\f");
         default -> {
-          if (c < 0x20) {
-            out.append("\\u00").append(Character.forDigit(c >> 4, 16)).append(Character.forDigit(c & 15, 16));
+          if (c < 0x20 || (ensureAscii && c > 0x7e)) {
+            out.append("\\u").append(HEX[c >> 12]).append(HEX[(c >> 8) & 15]).append(HEX[(c >> 4) & 15])
+                .append(HEX[c & 15]);
           } else {
             out.append(c);
           }

@@ -125,7 +125,7 @@ public final class Sensitivity implements Serializable {
 
   /** udfs.sensitivity.normalize_key. */
   String normalizeKey(String key) {
-    return SensitivityUnicode.lower(SensitivityUnicode.strip(kept(key)));
+    return SensitivityUnicode.lower(EffectiveText.pyStrip(kept(key)));
   }
 
   /** udfs.sensitivity.key_words. */

@@ -46,29 +46,6 @@ final class SensitivityUnicode {
         .orElseThrow();
   }
 
-  /** {@code str.isspace()} of one code point. */
-  static boolean isSpace(int cp) {
-    if (Character.getType(cp) == Character.SPACE_SEPARATOR) {
-      return true;
-    }
-    byte bidi = Character.getDirectionality(cp);
-    return bidi == Character.DIRECTIONALITY_WHITESPACE || bidi == Character.DIRECTIONALITY_PARAGRAPH_SEPARATOR
-        || bidi == Character.DIRECTIONALITY_SEGMENT_SEPARATOR;
-  }
-
-  /** {@code str.strip()}: white space off both ends. */
-  static String strip(String s) {
-    int start = 0;
-    int end = s.length();
-    while (start < end && isSpace(s.codePointAt(start))) {
-      start += Character.charCount(s.codePointAt(start));
-    }
-    while (end > start && isSpace(s.codePointBefore(end))) {
-      end -= Character.charCount(s.codePointBefore(end));
-    }
-    return s.substring(start, end);
-  }
-
   /**
    * {@code str.lower()}: each code point's lower case (U+0130 becomes {@code i} and a combining dot, as
    * in Java), a capital sigma its final form where Python's Final_Sigma context holds (a cased letter
