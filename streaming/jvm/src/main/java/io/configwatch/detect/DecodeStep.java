@@ -36,22 +36,10 @@ final class DecodeStep implements MapPartitionsFunction<Row, Row> {
     Engine engine = Engine.get(knowledge, keyed);
     long now = System.currentTimeMillis();
     int value = in.fieldIndex("value");
-    return new Iterator<>() {
-      @Override
-      public boolean hasNext() {
-        return rows.hasNext();
-      }
-
-      @Override
-      public Row next() {
-        Row r = rows.next();
-        DecodedEvent e = engine.decoder.decode((byte[]) r.get(value));
-        if (e.valid() && validate) {
-          e = engine.expectations.apply(e, now);
-        }
-        return row(e, r);
-      }
-    };
+    return Iterators.map(rows, r -> {
+      DecodedEvent e = engine.decoder.decode((byte[]) r.get(value));
+      return row(e.valid() && validate ? engine.expectations.apply(e, now) : e, r);
+    });
   }
 
   private Row row(DecodedEvent e, Row source) {

@@ -20,7 +20,8 @@ public final class Keyed implements Serializable {
   private final byte[] key;
   private final int fingerprintChars;
   private final int alertIdChars;
-  private transient ThreadLocal<Mac> macs; // a Mac is not thread-safe, and one Keyed serves a task's threads
+  // a Mac is not thread-safe, and one Keyed serves a task's threads; set once, then read without a lock
+  private transient volatile ThreadLocal<Mac> macs;
 
   public Keyed(byte[] key, int fingerprintChars, int alertIdChars) {
     this.key = key.clone();
@@ -42,14 +43,15 @@ public final class Keyed implements Serializable {
   }
 
   private byte[] hmac(byte[] data) {
-    ThreadLocal<Mac> local;
-    synchronized (this) {
-      if (macs == null) {
-        macs = ThreadLocal.withInitial(this::newMac);
-      }
-      local = macs;
+    ThreadLocal<Mac> local = macs;
+    return (local != null ? local : macs()).get().doFinal(data);
+  }
+
+  private synchronized ThreadLocal<Mac> macs() {
+    if (macs == null) {
+      macs = ThreadLocal.withInitial(this::newMac);
     }
-    return local.get().doFinal(data);
+    return macs;
   }
 
   private Mac newMac() {

@@ -105,18 +105,8 @@ final class RouteStep implements MapPartitionsFunction<Row, Row> {
   private record Record(byte[] value, String topic, Integer partition, Long offset, String file, Long line) {}
 
   private static Iterator<Record> kafka(Iterator<Row> rows) {
-    return new Iterator<>() {
-      @Override
-      public boolean hasNext() {
-        return rows.hasNext();
-      }
-
-      @Override
-      public Record next() {
-        Row r = rows.next();
-        return new Record((byte[]) r.get(0), r.getString(1), r.getInt(2), r.getLong(3), null, null);
-      }
-    };
+    return Iterators.map(rows, r -> new Record((byte[]) r.get(0), r.getString(1), r.getInt(2), r.getLong(3), null,
+        null));
   }
 
   /** The non-blank lines of whole replay files ({@code udfs.split_lines}): value, file, line from 1.
