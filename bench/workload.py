@@ -72,17 +72,23 @@ def _base(clients: int, key: SecretStr, seed: int) -> list[list[Event]]:
     with staging.open("wb") as f:
         pickle.dump(base, f)
     staging.replace(path)
+    prefix = path.name.rsplit("-", 1)[0]
+    for stale in path.parent.glob(f"{prefix}-*.pickle"):  # the same fleet under earlier code: never read again
+        if stale != path:
+            stale.unlink(missing_ok=True)
     return base
 
 
 def _cached_base(clients: int, key: SecretStr, seed: int) -> Path:
-    digest = hashlib.sha256(f"{clients}/{seed}/{fingerprint('bench-base', key)}".encode())
+    """``base-<clients>-<seed>-<key's fingerprint>-<code digest>.pickle``: one per key, the current code's."""
+    code = hashlib.sha256()
     root = Path(__file__).resolve().parent.parent
     for package in ("policy", "udfs", "configwatch"):
         for source in sorted((root / package).rglob("*")):
             if source.suffix in (".py", ".json"):
-                digest.update(source.relative_to(root).as_posix().encode() + b"\0" + source.read_bytes())
-    return cache_dir() / "bench" / f"base-{clients}-{seed}-{digest.hexdigest()[:16]}.pickle"
+                code.update(source.relative_to(root).as_posix().encode() + b"\0" + source.read_bytes())
+    keyed = fingerprint("bench-base", key)[:12]
+    return cache_dir() / "bench" / f"base-{clients}-{seed}-{keyed}-{code.hexdigest()[:16]}.pickle"
 
 
 def workload_records(n: int, key: SecretStr, *, seed: int = 5, start_ms: int | None = None,
