@@ -3,7 +3,9 @@
 Each master runs in its own process (Spark fixes the master when it starts): warm-up runs of the job
 on the warm-up topic (the workload itself) until the JIT has seen ``bench.harness.JOB_WARMUP_RECORDS``,
 then one timed available-now run on the workload topic, fresh checkpoint and output topics each time.
-The figure is records/s at ``local[2]`` over records/s at ``local[1]``.
+The figure is records/s at ``local[2]`` over records/s at ``local[1]``. Beside it, ``bench.cpu_use`` says
+who used the CPUs during each timed run: ``local[1]`` has one task thread, but the JIT, the collector and
+the broker run on the second core meanwhile (docs/benchmarks.md, "where local[1] gets its second core").
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from bench import cpu_use
 from bench.harness import BenchContext, job_warmup_runs
 
 __all__ = ["measure"]
@@ -27,7 +30,7 @@ MASTERS = ("local[1]", "local[2]")
 KEY_ENV = "CONFIGWATCH_FINGERPRINT_KEY"  # the child's key: in its environment, never on its command line
 
 
-def _run_once(master: str, bootstrap: str, topic: str, work: Path) -> float:
+def _run_once(master: str, bootstrap: str, topic: str, work: Path) -> tuple[float, dict[str, Any]]:
     from configwatch.secrets import SecretStr
     from configwatch.settings import Settings
     from streaming.job import JobOptions, StreamingJob
@@ -42,35 +45,40 @@ def _run_once(master: str, bootstrap: str, topic: str, work: Path) -> float:
                         spark_master=master)
     job = StreamingJob(settings, JobOptions.from_settings(settings), bootstrap, out=lambda _: None)
     output = job.prepare()  # the output topics, before the clock
+    before = cpu_use.sample()
     started = time.perf_counter()
     job.start(output)
     job.wait()
-    return time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    return seconds, cpu_use.use(before, cpu_use.sample(), seconds)
 
 
 def _child(master: str, bootstrap: str, topic: str, warmup_topic: str, records: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         for _ in range(job_warmup_runs(records)):
             _run_once(master, bootstrap, warmup_topic, Path(tmp))
-        seconds = _run_once(master, bootstrap, topic, Path(tmp))
-    return {"master": master, "seconds": round(seconds, 2)}
+        seconds, cpus = _run_once(master, bootstrap, topic, Path(tmp))
+    return {"master": master, "seconds": round(seconds, 2), "cpu_use": cpus}
 
 
 def measure(ctx: BenchContext) -> dict[str, Any]:
     """Both masters, one process each, one after the other."""
     seconds: dict[str, float] = {}
+    cpus: dict[str, Any] = {}
     for master in MASTERS:
         done = subprocess.run([sys.executable, "-m", "bench.fig_scaling", "--master", master, "--bootstrap",
                                ctx.bootstrap, "--topic", ctx.topic, "--warmup-topic", ctx.warmup_topic,
                                "--records", str(ctx.records)],
                               capture_output=True, text=True, check=True,
                               env={**os.environ, KEY_ENV: ctx.fingerprint_key.get_secret_value()})
-        seconds[master] = float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
+        child = json.loads(done.stdout.strip().splitlines()[-1])
+        seconds[master], cpus[master] = float(child["seconds"]), child["cpu_use"]
     rates = {m: ctx.records / s for m, s in seconds.items()}
     return {
         "scaling_seconds": seconds,
         "scaling_records_per_s": {m: round(r) for m, r in rates.items()},
         "scaling_2_vs_1": round(rates["local[2]"] / rates["local[1]"], 2),
+        "scaling_cpu_use": cpus,
     }
 
 

@@ -85,8 +85,11 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                      "peer's rate"))
     if "scaling_2_vs_1" in r:
         rates = r["scaling_records_per_s"]
+        busy = {m: u["cpus_busy"] for m, u in r.get("scaling_cpu_use", {}).items()}
+        cpus = (f" (CPUs busy: {busy['local[1]']:.2f} at local[1], {busy['local[2]']:.2f} at local[2])"
+                if len(busy) == 2 else "")
         rows.append(("8. scaling: the job at local[2] vs local[1]", f"{r['scaling_2_vs_1']:.2f}x the rate",
-                     f"local[1] {_n(rates['local[1]'])} rec/s", f"local[2] {_n(rates['local[2]'])} rec/s"))
+                     f"local[1] {_n(rates['local[1]'])} rec/s", f"local[2] {_n(rates['local[2]'])} rec/s{cpus}"))
     return rows
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bench import cpu_use
 from bench.harness import percentile
 from bench.memory import MemorySampler
 from bench.report import BEGIN, END, render, write_docs
@@ -34,6 +36,22 @@ def test_workload_is_the_simulated_fleet_replayed_with_fresh_identities() -> Non
     assert all(24 <= r.entries <= 55 for r in pushes)
     times = [e.timestamp_ms for e in events if e.event == "connection_opened"]
     assert times == sorted(times)
+
+
+def test_cpu_use_counts_this_process_and_names_the_spark_thread_kinds() -> None:
+    before = cpu_use.sample()
+    spent = time.process_time()
+    while time.process_time() - spent < 0.3:  # burn CPU in this process, which is in the "spark" group
+        sum(i * i for i in range(10_000))
+    after = cpu_use.sample()
+    use = cpu_use.use(before, after, seconds=1.0)
+    assert use["cpus_by_part"]["spark_other"] >= 0.25
+    assert use["cpus_busy"] >= use["cpus_by_part"]["spark_other"]
+    assert use["task_cpu_s"] == 0.0 and use["task_wait_s"] == 0.0
+    kinds = {comm: cpu_use._kind(comm) for comm in ("Executor task l", "C2 CompilerThre", "G1 Conc#0",
+                                                      "GC Thread#1", "VM Thread", "dag-scheduler-e")}
+    assert kinds == {"Executor task l": "task", "C2 CompilerThre": "jit", "G1 Conc#0": "gc",
+                     "GC Thread#1": "gc", "VM Thread": "gc", "dag-scheduler-e": "other"}
 
 
 def test_percentile_is_nearest_rank() -> None:
