@@ -2,10 +2,11 @@
 
 Each master runs in its own process (Spark fixes the master when it starts): warm-up runs of the job
 on the warm-up topic (the workload itself) until the JIT has seen ``bench.harness.JOB_WARMUP_RECORDS``,
-then one timed available-now run on the workload topic, fresh checkpoint and output topics each time.
-The figure is records/s at ``local[2]`` over records/s at ``local[1]``. Beside it, ``bench.cpu_use`` says
-who used the CPUs during each timed run: ``local[1]`` has one task thread, but the JIT, the collector and
-the broker run on the second core meanwhile (docs/benchmarks.md, "where local[1] gets its second core").
+then ``ctx.rounds`` timed available-now runs on the workload topic, fresh checkpoint and output topics
+each time. The figure is the median records/s at ``local[2]`` over that at ``local[1]``. Beside it,
+``bench.cpu_use`` says who used the CPUs during the median run: ``local[1]`` has one task thread, but
+the JIT, the collector and the broker run on the second core meanwhile (docs/benchmarks.md, "where
+local[1] gets its second core").
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import cpu_use
-from bench.harness import BenchContext, job_warmup_runs
+from bench.harness import BenchContext, job_warmup_runs, median_of
 
 __all__ = ["measure"]
 
@@ -53,29 +54,36 @@ def _run_once(master: str, bootstrap: str, topic: str, work: Path) -> tuple[floa
     return seconds, cpu_use.use(before, cpu_use.sample(), seconds)
 
 
-def _child(master: str, bootstrap: str, topic: str, warmup_topic: str, records: int) -> dict[str, Any]:
+def _child(master: str, bootstrap: str, topic: str, warmup_topic: str, records: int, rounds: int
+           ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         for _ in range(job_warmup_runs(records)):
             _run_once(master, bootstrap, warmup_topic, Path(tmp))
-        seconds, cpus = _run_once(master, bootstrap, topic, Path(tmp))
-    return {"master": master, "seconds": round(seconds, 2), "cpu_use": cpus}
+        runs = [_run_once(master, bootstrap, topic, Path(tmp)) for _ in range(rounds)]
+    return {"master": master, "seconds": [round(s, 2) for s, _ in runs], "cpu_use": [c for _, c in runs]}
 
 
 def measure(ctx: BenchContext) -> dict[str, Any]:
     """Both masters, one process each, one after the other."""
     seconds: dict[str, float] = {}
+    runs: dict[str, list[float]] = {}
     cpus: dict[str, Any] = {}
     for master in MASTERS:
         done = subprocess.run([sys.executable, "-m", "bench.fig_scaling", "--master", master, "--bootstrap",
                                ctx.bootstrap, "--topic", ctx.topic, "--warmup-topic", ctx.warmup_topic,
-                               "--records", str(ctx.records)],
+                               "--records", str(ctx.records), "--rounds", str(ctx.rounds)],
                               capture_output=True, text=True, check=True,
                               env={**os.environ, KEY_ENV: ctx.fingerprint_key.get_secret_value()})
         child = json.loads(done.stdout.strip().splitlines()[-1])
-        seconds[master], cpus[master] = float(child["seconds"]), child["cpu_use"]
+        runs[master] = [float(s) for s in child["seconds"]]
+        seconds[master] = median_of(runs[master])
+        # the CPU use of the run nearest the median
+        cpus[master] = min(zip(runs[master], child["cpu_use"], strict=True),
+                           key=lambda run: abs(run[0] - seconds[master]))[1]
     rates = {m: ctx.records / s for m, s in seconds.items()}
     return {
         "scaling_seconds": seconds,
+        "scaling_runs_seconds": runs,
         "scaling_records_per_s": {m: round(r) for m, r in rates.items()},
         "scaling_2_vs_1": round(rates["local[2]"] / rates["local[1]"], 2),
         "scaling_cpu_use": cpus,
@@ -89,8 +97,9 @@ def main() -> None:
     parser.add_argument("--topic", required=True)
     parser.add_argument("--warmup-topic", required=True)
     parser.add_argument("--records", type=int, required=True, help="records in the warm-up topic")
+    parser.add_argument("--rounds", type=int, default=1, help="timed runs after the warm-up")
     args = parser.parse_args()
-    print(json.dumps(_child(args.master, args.bootstrap, args.topic, args.warmup_topic, args.records)))
+    print(json.dumps(_child(args.master, args.bootstrap, args.topic, args.warmup_topic, args.records, args.rounds)))
 
 
 if __name__ == "__main__":
