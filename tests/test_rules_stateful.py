@@ -107,6 +107,19 @@ def test_waiting_values_are_few_latest_per_client_and_scored_once() -> None:
     assert sorted(context.loc[raw["row"], "subject_fp"]) == ["s22", "s23"]
 
 
+def test_waiting_times_are_kept_as_int_milliseconds() -> None:
+    # A batch with a push without a time: pandas holds the column as float64. An earlier release stored
+    # such a time as float text; read back, it waits on as an int too.
+    earlier = PeerState.from_json('{"width": 0.004, "buckets": {}, "pending": [[70000.0, null, null, null, null, '
+                                  'null, null, "1700000000000.0", "old"]]}')
+    obs = pd.DataFrame({"value": [900.0, 3.0], "subject_fp": ["a", "b"], "timestamp_ms": [1_700_000_000_123, None]})
+    _, state, _ = score_group("g", "linger.ms", obs, earlier)
+    times = {p[-1]: p[-2] for p in state.pending}
+    assert times == {"old": 1_700_000_000_000, "a": 1_700_000_000_123, "b": None}
+    assert all(type(t) is int for t in times.values() if t is not None)
+    assert '"1700000000000.0"' not in state.to_json()
+
+
 def test_a_bare_summary_from_an_earlier_release_reads_as_a_state_with_nothing_waiting() -> None:
     summary = NumericSummary().add(np.array([5.0, 7.0]))
     assert PeerState.from_json(summary.to_json()) == PeerState(summary)

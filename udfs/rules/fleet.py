@@ -59,6 +59,7 @@ __all__ = ["BUCKET_WIDTH", "DECADES_PLACES", "EXCLUDED", "IQR_K", "MAX_BUCKETS",
 RARE_SHARE = 0.02
 MIN_PEERS = 50  # 1 / RARE_SHARE: the fewest values among which one value is at most RARE_SHARE of them
 PENDING_COLUMNS = (*IDENTITY_FIELDS, "timestamp_ms", SUBJECT)  # what a pending value's finding needs
+_TIME_AT: Final = PENDING_COLUMNS.index("timestamp_ms")
 RARE_RADIUS = 0.05  # decades: values within about 12% count as the same setting
 IQR_K = 1.5
 MIN_LOG_DISTANCE = 1.5  # decades: see "far" above
@@ -277,10 +278,25 @@ def peer_states_from_json(data: str | None) -> dict[str, PeerState]:
 
 
 def _plain(value: Any) -> Any:
-    """A context value as JSON keeps it: None for missing, int for times, str otherwise."""
+    """A context value as JSON keeps it: None for missing, ints as they are, anything else as text."""
     if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
         return None
     return int(value) if isinstance(value, (int, np.integer)) else str(value)
+
+
+def _time(value: Any) -> int | None:
+    """A waiting value's time as the state keeps it: int milliseconds, None when missing or not a number.
+
+    Whatever pandas made of the column (int64, float64 where a time is missing, objects), and the
+    float text earlier releases stored (``"1700000000000.0"``), as ``to_table`` reads it back.
+    """
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    try:
+        number = float(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        return None
+    return int(number) if np.isfinite(number) else None
 
 
 def _still_pending(candidates: pd.DataFrame, summary: NumericSummary, min_peers: int) -> tuple[tuple[Any, ...], ...]:
@@ -289,7 +305,12 @@ def _still_pending(candidates: pd.DataFrame, summary: NumericSummary, min_peers:
     alone = candidates[near <= rare_limit(min_peers)]
     alone = alone[alone[SUBJECT].isna() | ~alone.duplicated(SUBJECT, keep="last")].tail(min_peers)
     columns = [alone[c].tolist() for c in ("value", *PENDING_COLUMNS)]
-    return tuple((float(v), *(_plain(x) for x in rest)) for v, *rest in zip(*columns, strict=True))
+    out = []
+    for value, *rest in zip(*columns, strict=True):
+        fields = [_plain(x) for x in rest]
+        fields[_TIME_AT] = _time(rest[_TIME_AT])
+        out.append((float(value), *fields))
+    return tuple(out)
 
 
 _NONE: Final = raw_frame()  # no findings: one frame shared by every caller, who must not change it

@@ -120,10 +120,8 @@ public final class Fleet implements Serializable {
   public Result step(String peerGroup, List<FleetRow> rows, String stateJson) {
     Map<String, FleetState> states = FleetState.readAll(stateJson, identityFields);
     Map<String, Values> byKey = new HashMap<>();
-    boolean floatTimes = false;
     for (int r = 0; r < rows.size(); r++) {
       FleetRow row = rows.get(r);
-      floatTimes |= row.context().timestampMs() == null;
       if (row.keys().size() != row.values().length) {
         throw new IllegalArgumentException("a fleet row has " + row.keys().size() + " keys and "
             + row.values().length + " values");
@@ -137,7 +135,7 @@ public final class Fleet implements Serializable {
     List<Scored> found = new ArrayList<>();
     for (String key : keys) {
       FleetState prior = states.getOrDefault(key, new FleetState(FleetSummary.empty(bucketWidth), List.of()));
-      FleetScore score = new FleetScore(this, peerGroup, key, rows, byKey.get(key), floatTimes);
+      FleetScore score = new FleetScore(this, peerGroup, key, rows, byKey.get(key));
       states.put(key, score.run(prior, found));
     }
     return new Result(found, FleetState.writeAll(states));

@@ -13,11 +13,8 @@ import java.util.Set;
  * MIN_PEERS} values the lone ones wait in the state, else the batch's values and the waiting ones are
  * scored and nothing waits any more.
  *
- * <p>A waiting value's time is what pandas makes of it when the state's waiting values meet the
- * batch's ({@code pd.concat}, then {@code _plain}): an int stays an int while every time involved is
- * an int; where pandas holds them as floats (the batch has a row without a time, or waiting times mix
- * ints and nulls) it becomes the text of the float, {@code "1700000000000.0"}; where it holds objects
- * (a waiting time is already text, or only nulls wait beside int times) each keeps its type.
+ * <p>A waiting value's time is kept as {@code _time} keeps it: int milliseconds, or null (also for the
+ * float text earlier releases stored, read back as {@code to_table} reads it).
  */
 final class FleetScore {
   private final Fleet fleet;
@@ -25,15 +22,13 @@ final class FleetScore {
   private final String key;
   private final List<FleetRow> rows;
   private final Fleet.Values fresh;
-  private final boolean floatTimes;
 
-  FleetScore(Fleet fleet, String peerGroup, String key, List<FleetRow> rows, Fleet.Values fresh, boolean floatTimes) {
+  FleetScore(Fleet fleet, String peerGroup, String key, List<FleetRow> rows, Fleet.Values fresh) {
     this.fleet = fleet;
     this.peerGroup = peerGroup;
     this.key = key;
     this.rows = rows;
     this.fresh = fresh;
-    this.floatTimes = floatTimes;
   }
 
   /** Scores the key against {@code prior}, adds its findings to {@code found}, returns the new state. */
@@ -94,7 +89,7 @@ final class FleetScore {
     return FleetText.shown(PyJson.significant(unlogged, fleet.shownDigits), fleet.shownPlaces);
   }
 
-  /** {@code to_table}'s event time of a waiting value: {@code pd.to_numeric} of what the state holds. */
+  /** A waiting value's time as a long or null: {@code _time}, and {@code to_table}'s {@code pd.to_numeric} of it. */
   private static Long eventTime(Object time) {
     if (time instanceof Long l) {
       return l;
@@ -113,9 +108,6 @@ final class FleetScore {
     }
     return Double.isNaN(d) || Double.isInfinite(d) ? null : (long) d;
   }
-
-  /** How pandas holds a column of times: int64, float64 or object. */
-  private enum Dtype { INT, FLOAT, OBJECT }
 
   /** {@code _still_pending}: the candidates (waiting, then this batch's) that can still turn out rare. */
   private List<FleetState.Pending> stillPending(List<FleetState.Pending> waiting, FleetSummary summary) {
@@ -138,23 +130,17 @@ final class FleetScore {
       }
     }
     int from = Math.max(0, kept.size() - fleet.minPeers);
-    // the times as pandas holds them once the waiting values and the batch's meet (see the class comment)
-    Dtype freshType = !floatTimes ? Dtype.INT : allNull() ? null : Dtype.FLOAT; // null: float64, all NaN
-    Dtype result = resultType(waiting, freshType);
-    boolean freshAsFloat = freshType != Dtype.INT || result == Dtype.FLOAT;
     List<FleetState.Pending> out = new ArrayList<>(kept.size() - from);
     for (int k = kept.size() - 1 - from; k >= 0; k--) {
       int i = kept.get(k);
       if (i < waiting.size()) {
         FleetState.Pending p = waiting.get(i);
-        Object time = result == Dtype.FLOAT ? floatText(p.timestamp()) : plain(p.timestamp());
-        out.add(new FleetState.Pending(p.value(), p.identity(), time, p.subject()));
+        out.add(new FleetState.Pending(p.value(), p.identity(), eventTime(p.timestamp()), p.subject()));
       } else {
         Context c = rows.get(fresh.rows[i - waiting.size()]).context();
-        Object time = freshAsFloat ? floatText(c.timestampMs()) : c.timestampMs();
         out.add(new FleetState.Pending(fresh.values[i - waiting.size()], new String[] {c.clientInstanceId(),
             c.clientSoftwareName(), c.clientSoftwareVersion(), c.clientId(), c.principal(), c.clientAddress()},
-            time, c.subject()));
+            c.timestampMs(), c.subject()));
       }
     }
     return out;
@@ -162,61 +148,5 @@ final class FleetScore {
 
   private String subject(List<FleetState.Pending> waiting, int i) {
     return i < waiting.size() ? waiting.get(i).subject() : rows.get(fresh.rows[i - waiting.size()]).context().subject();
-  }
-
-  private boolean allNull() {
-    for (int i = 0; i < fresh.n; i++) {
-      if (rows.get(fresh.rows[i]).context().timestampMs() != null) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /**
-   * The dtype of {@code pd.concat([pending_frame, fresh])["timestamp_ms"]} (pandas 2: an all-null column
-   * does not decide the result's type). {@code fresh}: INT, FLOAT, or null for float64 all NaN.
-   */
-  private static Dtype resultType(List<FleetState.Pending> waiting, Dtype fresh) {
-    Dtype own = fresh == Dtype.INT ? Dtype.INT : Dtype.FLOAT;
-    if (waiting.isEmpty()) {
-      return own;
-    }
-    boolean anyNull = false;
-    boolean allNull = true;
-    boolean anyFloat = false;
-    for (FleetState.Pending p : waiting) {
-      Object t = p.timestamp();
-      if (t == null) {
-        anyNull = true;
-        continue;
-      }
-      allNull = false;
-      if (!(t instanceof Long) && !(t instanceof Double)) {
-        return Dtype.OBJECT; // text among the waiting times
-      }
-      anyFloat |= t instanceof Double;
-    }
-    if (allNull) { // an object column of None: it decides nothing, but int64 cannot hold it
-      return fresh == Dtype.FLOAT ? Dtype.FLOAT : Dtype.OBJECT;
-    }
-    if (anyNull || anyFloat) {
-      return Dtype.FLOAT;
-    }
-    return own;
-  }
-
-  /** {@code _plain} of a time pandas holds as a float: its text, None for NaN. */
-  private static Object floatText(Object time) {
-    if (time == null) {
-      return null;
-    }
-    double d = ((Number) time).doubleValue();
-    return Double.isNaN(d) ? null : FleetText.repr(d);
-  }
-
-  /** {@code _plain} of a time pandas holds as an object: ints stay, floats become text. */
-  private static Object plain(Object time) {
-    return time instanceof Double d ? floatText(d) : time;
   }
 }
