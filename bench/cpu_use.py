@@ -17,6 +17,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from bench.proctree import descendants
+
 __all__ = ["Sample", "sample", "use"]
 
 _PROC = Path("/proc")
@@ -30,19 +32,7 @@ def _kind(comm: str) -> str:
 
 
 def _spark_pids() -> set[int]:
-    parents: dict[int, int] = {}
-    for entry in _PROC.iterdir():
-        if entry.name.isdigit():
-            try:
-                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-    ours, grew = {os.getpid()}, True
-    while grew:
-        more = {pid for pid, ppid in parents.items() if ppid in ours} - ours
-        ours |= more
-        grew = bool(more)
-    return ours
+    return {os.getpid(), *descendants(os.getpid())}
 
 
 def _group(pid: int, spark: set[int]) -> str:

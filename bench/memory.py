@@ -16,34 +16,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from bench.proctree import descendants
 from streaming.session import SparkSettings
 
 __all__ = ["MemorySampler"]
 
 _PROC = Path("/proc")
-
-
-def _children() -> dict[int, list[int]]:
-    tree: dict[int, list[int]] = {}
-    for entry in _PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        tree.setdefault(ppid, []).append(int(entry.name))
-    return tree
-
-
-def _descendants(root: int) -> list[int]:
-    tree, out, todo = _children(), [], [root]
-    while todo:
-        for child in tree.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
 
 
 def _kib(path: Path, field: str) -> int:
@@ -80,7 +58,7 @@ class MemorySampler:
 
     def _sample(self) -> None:
         jvm_rss = workers_rss = workers_pss = jvm_pss = workers = 0
-        for pid in _descendants(os.getpid()):
+        for pid in descendants(os.getpid()):
             cmd = _cmdline(pid)
             status = _PROC / str(pid) / "status"
             if "java" in cmd.split(" ", 1)[0]:

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from bench.proctree import descendants
 from configwatch.errors import ConfigwatchError
 
 __all__ = ["STALL_S", "BenchStalledError", "StallWatch"]
@@ -41,26 +42,13 @@ def _run(cmd: list[str]) -> str:
         return f"{' '.join(cmd)}: {exc}"
 
 
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(stat[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
 def diagnose(query: Any, jvm_pid: int) -> str:
     """Status, last progress, JVM threads and Python worker stacks, as one text."""
     parts = [f"status: {query.status}", f"last progress: {query.lastProgress}"]
     jstack = shutil.which("jstack")
     parts.append(_run([jstack, str(jvm_pid)]) if jstack else "jstack not found")
     pyspy = shutil.which("py-spy")
-    workers = [p for child in _children(jvm_pid) for p in [child, *_children(child)]]
+    workers = descendants(jvm_pid)  # the Python daemon and the workers it forked
     for pid in workers:
         parts.append(f"--- python process {pid}\n" + (_run([pyspy, "dump", "--pid", str(pid)]) if pyspy
                                                        else "py-spy not installed (pip install py-spy)"))
