@@ -36,6 +36,7 @@ __all__ = [
     "concat_raw",
     "contract_json",
     "empty_findings",
+    "event_times",
     "from_contract_json",
     "raw_frame",
     "to_findings",
@@ -78,6 +79,11 @@ def empty_findings() -> pa.Table:
     return _NO_FINDINGS
 
 
+def event_times(column: pd.Series) -> pd.Series:
+    """A context's event times as nullable Int64 milliseconds, whatever the column holds (ints, floats, text)."""
+    return pd.to_numeric(column, errors="coerce").astype("Int64")
+
+
 def to_table(raw: pd.DataFrame, context: pd.DataFrame, key: SecretStr, now_ms: int) -> pa.Table:
     """Contract finding rows for ``raw`` findings; ``raw.row`` indexes the rows of ``context``.
 
@@ -94,7 +100,7 @@ def to_table(raw: pd.DataFrame, context: pd.DataFrame, key: SecretStr, now_ms: i
     subjects = context[SUBJECT].to_numpy(dtype=object)[rows]
     ids = [alert_id(kind, r.id, str(s), k, key) for kind, r, s, k in zip(kinds, rules, subjects, keys, strict=True)]
     ctx = context.iloc[rows].reset_index(drop=True)
-    timestamps = pd.to_numeric(ctx["timestamp_ms"], errors="coerce")
+    timestamps = event_times(ctx["timestamp_ms"])
     columns = {
         "schema_version": pa.array(np.full(len(raw), SCHEMA_VERSION, dtype=np.int64)),
         "alert_id": pa.array(ids, pa.string()),
@@ -105,7 +111,7 @@ def to_table(raw: pd.DataFrame, context: pd.DataFrame, key: SecretStr, now_ms: i
         **{name: pa.array(ctx[name].tolist(), pa.string()) for name in IDENTITY_FIELDS},
         "message": pa.array(raw["message"].tolist(), pa.string()),
         "evidence": pa.array([_evidence_json(e) for e in raw["evidence"]], pa.string()),
-        "event_timestamp_ms": pa.array(timestamps.astype("Int64"), pa.int64()),  # nullable: <NA> becomes null
+        "event_timestamp_ms": pa.array(timestamps, pa.int64()),  # nullable: <NA> becomes null
         "detected_at_ms": pa.array(np.full(len(raw), now_ms, dtype=np.int64)),
     }
     table = pa.table(columns, schema=FINDING_SCHEMA)

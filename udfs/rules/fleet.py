@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from udfs.rules.batch import IDENTITY_FIELDS, SUBJECT, PushBatch
-from udfs.rules.findings import raw_frame
+from udfs.rules.findings import event_times, raw_frame
 from udfs.sensitivity import sensitive_key_first
 
 __all__ = ["BUCKET_WIDTH", "DECADES_PLACES", "EXCLUDED", "IQR_K", "MAX_BUCKETS", "MESSAGE", "MIN_LOG_DISTANCE",
@@ -284,20 +284,6 @@ def _plain(value: Any) -> Any:
     return int(value) if isinstance(value, (int, np.integer)) else str(value)
 
 
-def _time(value: Any) -> int | None:
-    """A waiting value's time as the state keeps it: int milliseconds, None when missing or not a number.
-
-    Whatever pandas made of the column (int64, float64 where a time is missing, objects), and the
-    float text earlier releases stored (``"1700000000000.0"``), as ``to_table`` reads it back.
-    """
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return int(value)
-    try:
-        number = float(value.strip() if isinstance(value, str) else value)
-    except (TypeError, ValueError):
-        return None
-    return int(number) if np.isfinite(number) else None
-
 
 def _still_pending(candidates: pd.DataFrame, summary: NumericSummary, min_peers: int) -> tuple[tuple[Any, ...], ...]:
     """The candidates that can still turn out rare once the group has ``min_peers`` values, latest per subject."""
@@ -305,12 +291,9 @@ def _still_pending(candidates: pd.DataFrame, summary: NumericSummary, min_peers:
     alone = candidates[near <= rare_limit(min_peers)]
     alone = alone[alone[SUBJECT].isna() | ~alone.duplicated(SUBJECT, keep="last")].tail(min_peers)
     columns = [alone[c].tolist() for c in ("value", *PENDING_COLUMNS)]
-    out = []
-    for value, *rest in zip(*columns, strict=True):
-        fields = [_plain(x) for x in rest]
-        fields[_TIME_AT] = _time(rest[_TIME_AT])
-        out.append((float(value), *fields))
-    return tuple(out)
+    # times as to_table reads them: int milliseconds or NA, whatever dtype pandas gave the column
+    columns[1 + _TIME_AT] = event_times(alone["timestamp_ms"]).tolist()
+    return tuple((float(v), *(_plain(x) for x in rest)) for v, *rest in zip(*columns, strict=True))
 
 
 _NONE: Final = raw_frame()  # no findings: one frame shared by every caller, who must not change it

@@ -13,8 +13,8 @@ import java.util.Set;
  * MIN_PEERS} values the lone ones wait in the state, else the batch's values and the waiting ones are
  * scored and nothing waits any more.
  *
- * <p>A waiting value's time is kept as {@code _time} keeps it: int milliseconds, or null (also for the
- * float text earlier releases stored, read back as {@code to_table} reads it).
+ * <p>A waiting value's time is kept as {@code event_times} reads it: int milliseconds, or null (also for the
+ * float text earlier releases stored).
  */
 final class FleetScore {
   private final Fleet fleet;
@@ -89,7 +89,7 @@ final class FleetScore {
     return FleetText.shown(PyJson.significant(unlogged, fleet.shownDigits), fleet.shownPlaces);
   }
 
-  /** A waiting value's time as a long or null: {@code _time}, and {@code to_table}'s {@code pd.to_numeric} of it. */
+  /** A waiting value's time as a long or null, as {@code udfs.rules.findings.event_times} reads it. */
   private static Long eventTime(Object time) {
     if (time instanceof Long l) {
       return l;
