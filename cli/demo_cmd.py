@@ -15,6 +15,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+from cli.gateway_cmd import ensure_input_topic
 from configwatch.localkafka import bootstrap_servers
 from configwatch.settings import Settings
 from policy.simulator import FleetSpec, run_gateway_and_simulator
@@ -35,6 +36,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
 
     logging.getLogger("policy.client").setLevel(logging.ERROR)  # one warning per simulated push otherwise
     with bootstrap_servers(settings) as bootstrap:
+        ensure_input_topic(settings, bootstrap)
         ingest = run_gateway_and_simulator(settings, bootstrap, spec=FleetSpec(clients=args.clients))
         print("\n".join(ingest.lines()))
         with tempfile.TemporaryDirectory(prefix="configwatch-demo-") as tmp:

@@ -32,16 +32,25 @@ from configwatch.settings import Settings
 from policy.gateway import GatewayHandle, serve_gateway
 from policy.gateway.config import parse_upstream
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["add_arguments", "ensure_input_topic", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
+def ensure_input_topic(settings: Settings, bootstrap: str) -> None:
+    """Create the input topic the gateway publishes to, unless it exists (broker defaults), as the job creates its
+    output topics: left to the broker's auto-creation, the first publish logs an ERROR from the client."""
+    from sinks.kafka import ensure_topic
+
+    ensure_topic(bootstrap, settings.input_topic)
+
+
 def run(settings: Settings, args: argparse.Namespace) -> int:
     parse_upstream(settings.upstream, settings.upstream_security_protocol)  # a usage error before anything starts
     with bootstrap_servers(settings) as bootstrap:
+        ensure_input_topic(settings, bootstrap)
 
         def ready(handle: GatewayHandle) -> None:
             push = "PushConfig advertised" if handle.policy is not None else "PushConfig disabled"

@@ -18,6 +18,7 @@ import asyncio
 import logging
 import sys
 
+from cli.gateway_cmd import ensure_input_topic
 from configwatch.errors import UsageError
 from configwatch.localkafka import bootstrap_servers
 from configwatch.settings import Settings
@@ -72,6 +73,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         print("\n".join(report.lines()))
         return 0
     with bootstrap_servers(settings) as bootstrap:
+        ensure_input_topic(settings, bootstrap)
         if args.direct:
             return _direct(settings, bootstrap, spec, stream)
         result = run_gateway_and_simulator(settings, bootstrap, spec=spec, options=options, progress=stream)

@@ -82,11 +82,12 @@ def test_gateway_serves_until_sigterm_then_flushes(kafka_bootstrap: str, topic_n
 
 
 def test_simulate_runs_its_own_gateway_and_prints_a_summary(kafka_bootstrap: str, topic_name: Any) -> None:
-    topic = topic_name("clisim")
-    create_topic(kafka_bootstrap, topic)
+    topic = topic_name("clisim")  # not created here: the command creates the topic its gateway publishes to
     out = _run("simulate", "--bootstrap-servers", kafka_bootstrap, "--input-topic", topic, "--clients", "40",
                "--seed", "3", "--rate", "200", "--no-progress")
     assert out.returncode == 0, out.stderr
+    assert f"created topic {topic}" in out.stderr
+    assert " ERROR " not in out.stderr, out.stderr  # auto-creation on first publish logs the client's ERROR
     lines = out.stdout.splitlines()
     assert lines[0].startswith("simulated 40 clients (tcp)")
     published = int(re.search(r"config_push published (\d+), dropped 0", out.stdout).group(1))  # type: ignore[union-attr]
