@@ -19,6 +19,7 @@ from kafka import KafkaProducer
 
 from configwatch.settings import Settings
 from policy.gateway import running_gateway
+from sinks.kafka import ensure_topic
 
 __all__ = ["TRAFFIC_TOPIC", "ProxiedProducer"]
 
@@ -50,6 +51,7 @@ class ProxiedProducer:
         handle = self._stack.enter_context(running_gateway(
             self._settings, self._bootstrap, upstream=self._bootstrap, gateway_port=0, gateway_metrics_port=-1,
             gateway_broker_port_base=0))
+        ensure_topic(self._bootstrap, self.topic)  # left to auto-creation, the first send logs the client's ERROR
         producer = KafkaProducer(bootstrap_servers=handle.bootstrap, client_id="demo-real-producer", acks="all")
         self._stack.callback(producer.close, 10)
         producer.send(self.topic, value=b"hello through the gateway").get(timeout=60)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import kafka
@@ -16,9 +17,10 @@ from tests.kafka_helpers import read_all
 pytestmark = pytest.mark.kafka
 
 
-def test_the_demos_real_producer_reaches_the_broker_through_the_proxy(kafka_bootstrap: str,
-                                                                      topic_name: Any) -> None:
-    events, traffic = topic_name("events"), topic_name("traffic")
+def test_the_demos_real_producer_reaches_the_broker_through_the_proxy(kafka_bootstrap: str, topic_name: Any,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="kafka")
+    events, traffic = topic_name("events"), topic_name("traffic")  # traffic not created here: start() creates it
     create_topic(kafka_bootstrap, events)
     real = ProxiedProducer(gateway_settings(events), kafka_bootstrap, topic=traffic)
     try:
@@ -29,6 +31,8 @@ def test_the_demos_real_producer_reaches_the_broker_through_the_proxy(kafka_boot
         real.stop()
     values = [v for _k, v, _p, _o in read_all(kafka_bootstrap, traffic)]
     assert b"hello through the gateway" in values and len(values) >= 3
+    # auto-creation on the first send would have logged kafka-python's "Topic ... not found" ERROR
+    assert not [r.getMessage() for r in caplog.records if r.name.startswith("kafka") and r.levelno >= logging.ERROR]
     published = [e for _k, e in read_events(kafka_bootstrap, events)]
     opened = [e for e in published if e.event == CONNECTION_OPENED]
     assert opened and {(e.client_software_name, e.client_software_version, e.client_id) for e in opened} == {
