@@ -54,6 +54,9 @@ def _configure_logging(level: str) -> None:
     )
     for noisy in ("kafka", "py4j", "great_expectations"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # kafka-python 3 warns whenever one of its own I/O tasks held its event loop over 100 ms; in a process whose
+    # other threads hold the GIL meanwhile (the demo's job driver, dashboard and fleet) that is routine, not news.
+    logging.getLogger("kafka.net.selector").setLevel(logging.ERROR)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -77,3 +77,12 @@ def test_missing_java_is_a_clear_error(tmp_path: Path) -> None:
     assert out.stderr.strip().splitlines() == [
         "configwatch kafka: Java is not installed (no 'java' on PATH or in JAVA_HOME); Kafka needs Java 17+"
     ]
+
+
+def test_kafka_pythons_event_loop_timing_warnings_stay_off_the_console() -> None:
+    probe = ("import logging; from cli.main import _configure_logging; _configure_logging('INFO'); "
+             "logging.getLogger('kafka.net.selector').warning('Task ran for 0.3s'); "
+             "logging.getLogger('kafka.cluster').warning('a real client warning')")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert "a real client warning" in out.stderr
+    assert "Task ran for" not in out.stderr
