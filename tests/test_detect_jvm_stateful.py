@@ -119,7 +119,7 @@ def _stats(answers: list[list[dict[str, Any]]]) -> dict[str, int]:
             if a.get("state") and re.search(r'"width":(?!0\.001[,}])', a["state"]):
                 rules["coarse"] += 1  # a summary past MAX_BUCKETS buckets, coarsened
             if a.get("state") and re.search(r',null,(null|"[^"]*")\]', a["state"]):
-                rules["untimed"] += 1  # a value waits without a time (its batch held times as floats)
+                rules["untimed"] += 1  # a value waits without a time (its push had none)
     return dict(rules)
 
 

@@ -59,7 +59,6 @@ __all__ = ["BUCKET_WIDTH", "DECADES_PLACES", "EXCLUDED", "IQR_K", "MAX_BUCKETS",
 RARE_SHARE = 0.02
 MIN_PEERS = 50  # 1 / RARE_SHARE: the fewest values among which one value is at most RARE_SHARE of them
 PENDING_COLUMNS = (*IDENTITY_FIELDS, "timestamp_ms", SUBJECT)  # what a pending value's finding needs
-_TIME_AT: Final = PENDING_COLUMNS.index("timestamp_ms")
 RARE_RADIUS = 0.05  # decades: values within about 12% count as the same setting
 IQR_K = 1.5
 MIN_LOG_DISTANCE = 1.5  # decades: see "far" above
@@ -284,15 +283,14 @@ def _plain(value: Any) -> Any:
     return int(value) if isinstance(value, (int, np.integer)) else str(value)
 
 
-
 def _still_pending(candidates: pd.DataFrame, summary: NumericSummary, min_peers: int) -> tuple[tuple[Any, ...], ...]:
     """The candidates that can still turn out rare once the group has ``min_peers`` values, latest per subject."""
     near = summary.near_counts(_log(candidates["value"].to_numpy(dtype=float)), RARE_RADIUS)
     alone = candidates[near <= rare_limit(min_peers)]
     alone = alone[alone[SUBJECT].isna() | ~alone.duplicated(SUBJECT, keep="last")].tail(min_peers)
-    columns = [alone[c].tolist() for c in ("value", *PENDING_COLUMNS)]
     # times as to_table reads them: int milliseconds or NA, whatever dtype pandas gave the column
-    columns[1 + _TIME_AT] = event_times(alone["timestamp_ms"]).tolist()
+    columns = [alone["value"].tolist(), *((event_times(alone[c]) if c == "timestamp_ms" else alone[c]).tolist()
+                                          for c in PENDING_COLUMNS)]
     return tuple((float(v), *(_plain(x) for x in rest)) for v, *rest in zip(*columns, strict=True))
 
 
