@@ -289,8 +289,8 @@ def _still_pending(candidates: pd.DataFrame, summary: NumericSummary, min_peers:
     alone = candidates[near <= rare_limit(min_peers)]
     alone = alone[alone[SUBJECT].isna() | ~alone.duplicated(SUBJECT, keep="last")].tail(min_peers)
     # times as to_table reads them: int milliseconds or NA, whatever dtype pandas gave the column
-    columns = [alone["value"].tolist(), *((event_times(alone[c]) if c == "timestamp_ms" else alone[c]).tolist()
-                                          for c in PENDING_COLUMNS)]
+    pending = alone.assign(timestamp_ms=event_times(alone["timestamp_ms"]))
+    columns = [pending[c].tolist() for c in ("value", *PENDING_COLUMNS)]
     return tuple((float(v), *(_plain(x) for x in rest)) for v, *rest in zip(*columns, strict=True))
 
 
