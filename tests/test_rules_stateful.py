@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -118,6 +120,29 @@ def test_waiting_times_are_kept_as_int_milliseconds() -> None:
     assert times == {"old": 1_700_000_000_000, "a": 1_700_000_000_123, "b": None}
     assert all(type(t) is int for t in times.values() if t is not None)
     assert '"1700000000000.0"' not in state.to_json()
+
+
+@pytest.mark.parametrize("waiting_time", [None, 1_700_000_000_000])
+@pytest.mark.parametrize("enough_peers", [False, True])
+def test_waiting_values_join_new_ones_without_pandas_guessing_a_dtype(waiting_time: int | None,
+                                                                      enough_peers: bool) -> None:
+    # Waiting values with no time (an all-null column) beside timed observations: pandas warns that a future
+    # release types such a concatenation differently; the rule gives both sides one dtype first.
+    waiting = PeerState.from_obj({"width": 0.004, "buckets": {}, "pending": [
+        [70000.0, None, None, None, None, None, None, waiting_time, "old"]]})
+    n = MIN_PEERS if enough_peers else 2
+    obs = pd.DataFrame({"value": [5.0] * n, "subject_fp": [f"s{i}" for i in range(n)],
+                        "timestamp_ms": np.arange(n, dtype=np.int64) + 1_700_000_000_001})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        raw, state, context = score_group("g", "linger.ms", obs, waiting)
+    assert str(context["timestamp_ms"].dtype) == "Int64"
+    if enough_peers:  # the waiting value is scored now, at its own time
+        last = context["timestamp_ms"].iloc[-1]
+        assert list(raw["rule"]) == ["fleet-outlier"]
+        assert pd.isna(last) if waiting_time is None else last == waiting_time
+    else:
+        assert {p[-1]: p[-2] for p in state.pending}["old"] == waiting_time
 
 
 def test_a_bare_summary_from_an_earlier_release_reads_as_a_state_with_nothing_waiting() -> None:

@@ -263,7 +263,7 @@ class PeerState:
         return cls.from_obj(json.loads(data)) if data else cls()
 
     def pending_frame(self) -> pd.DataFrame:
-        return pd.DataFrame([list(p) for p in self.pending], columns=["value", *PENDING_COLUMNS])
+        return _timed(pd.DataFrame([list(p) for p in self.pending], columns=["value", *PENDING_COLUMNS]))
 
 
 def peer_states_to_json(states: Mapping[str, PeerState]) -> str:
@@ -283,14 +283,22 @@ def _plain(value: Any) -> Any:
     return int(value) if isinstance(value, (int, np.integer)) else str(value)
 
 
+def _timed(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its ``timestamp_ms`` as ``event_times`` reads it (all null if it has none).
+
+    One dtype for the times whatever pandas gave them, so frames of observations and waiting values
+    concatenate without pandas guessing a dtype from an all-null column.
+    """
+    times = frame["timestamp_ms"] if "timestamp_ms" in frame else pd.Series(None, index=frame.index, dtype=object)
+    return frame.assign(timestamp_ms=event_times(times))
+
+
 def _still_pending(candidates: pd.DataFrame, summary: NumericSummary, min_peers: int) -> tuple[tuple[Any, ...], ...]:
     """The candidates that can still turn out rare once the group has ``min_peers`` values, latest per subject."""
     near = summary.near_counts(_log(candidates["value"].to_numpy(dtype=float)), RARE_RADIUS)
     alone = candidates[near <= rare_limit(min_peers)]
     alone = alone[alone[SUBJECT].isna() | ~alone.duplicated(SUBJECT, keep="last")].tail(min_peers)
-    # times as to_table reads them: int milliseconds or NA, whatever dtype pandas gave the column
-    pending = alone.assign(timestamp_ms=event_times(alone["timestamp_ms"]))
-    columns = [pending[c].tolist() for c in ("value", *PENDING_COLUMNS)]
+    columns = [alone[c].tolist() for c in ("value", *PENDING_COLUMNS)]  # times: ints or NA (_timed)
     return tuple((float(v), *(_plain(x) for x in rest)) for v, *rest in zip(*columns, strict=True))
 
 
@@ -303,7 +311,7 @@ def score_group(peer_group: str, key: str, observations: pd.DataFrame, prior: Pe
 
     The context is ``observations`` (positionally) followed by the pending values scored now.
     """
-    observations = observations.reset_index(drop=True)
+    observations = _timed(observations.reset_index(drop=True))
     values = observations["value"].to_numpy(dtype=float)
     summary = prior.summary.add(values) if len(values) else prior.summary
     if summary.count < min_peers:
