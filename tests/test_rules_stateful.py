@@ -126,18 +126,18 @@ def test_waiting_times_are_kept_as_int_milliseconds() -> None:
 @pytest.mark.parametrize("enough_peers", [False, True])
 def test_waiting_values_join_new_ones_without_pandas_guessing_a_dtype(waiting_time: int | None,
                                                                       enough_peers: bool) -> None:
-    # Waiting values with no time (an all-null column) beside timed observations: pandas warns that a future
+    # Waiting values with no time (an all-null column) beside observations' times: pandas warns that a future
     # release types such a concatenation differently; the rule gives both sides one dtype first.
     waiting = PeerState.from_obj({"width": 0.004, "buckets": {}, "pending": [
         [70000.0, None, None, None, None, None, None, waiting_time, "old"]]})
     n = MIN_PEERS if enough_peers else 2
-    obs = pd.DataFrame({"value": [5.0] * n, "subject_fp": [f"s{i}" for i in range(n)],
-                        "timestamp_ms": np.arange(n, dtype=np.int64) + 1_700_000_000_001})
+    times = [1_700_000_000_001 + i for i in range(n - 1)] + [None]  # float64 to pandas, as a batch with an untimed push
+    obs = pd.DataFrame({"value": [5.0] * n, "subject_fp": [f"s{i}" for i in range(n)], "timestamp_ms": times})
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)
         raw, state, context = score_group("g", "linger.ms", obs, waiting)
-    assert str(context["timestamp_ms"].dtype) == "Int64"
-    if enough_peers:  # the waiting value is scored now, at its own time
+    if enough_peers:  # the waiting value is scored now, at its own time, beside the observations
+        assert str(context["timestamp_ms"].dtype) == "Int64"
         last = context["timestamp_ms"].iloc[-1]
         assert list(raw["rule"]) == ["fleet-outlier"]
         assert pd.isna(last) if waiting_time is None else last == waiting_time

@@ -286,8 +286,9 @@ def _plain(value: Any) -> Any:
 def _timed(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with its ``timestamp_ms`` as ``event_times`` reads it (all null if it has none).
 
-    One dtype for the times whatever pandas gave them, so frames of observations and waiting values
-    concatenate without pandas guessing a dtype from an all-null column.
+    One dtype for the times whatever pandas gave them, so observations joined to waiting values (only
+    then: a group without waiting values pays nothing) concatenate without pandas guessing a dtype
+    from an all-null column.
     """
     times = frame["timestamp_ms"] if "timestamp_ms" in frame else pd.Series(None, index=frame.index, dtype=object)
     return frame.assign(timestamp_ms=event_times(times))
@@ -298,7 +299,9 @@ def _still_pending(candidates: pd.DataFrame, summary: NumericSummary, min_peers:
     near = summary.near_counts(_log(candidates["value"].to_numpy(dtype=float)), RARE_RADIUS)
     alone = candidates[near <= rare_limit(min_peers)]
     alone = alone[alone[SUBJECT].isna() | ~alone.duplicated(SUBJECT, keep="last")].tail(min_peers)
-    columns = [alone[c].tolist() for c in ("value", *PENDING_COLUMNS)]  # times: ints or NA (_timed)
+    # times as to_table reads them: int milliseconds or NA, whatever dtype pandas gave the column
+    pending = _timed(alone)
+    columns = [pending[c].tolist() for c in ("value", *PENDING_COLUMNS)]
     return tuple((float(v), *(_plain(x) for x in rest)) for v, *rest in zip(*columns, strict=True))
 
 
@@ -311,19 +314,19 @@ def score_group(peer_group: str, key: str, observations: pd.DataFrame, prior: Pe
 
     The context is ``observations`` (positionally) followed by the pending values scored now.
     """
-    observations = _timed(observations.reset_index(drop=True))
+    observations = observations.reset_index(drop=True)
     values = observations["value"].to_numpy(dtype=float)
     summary = prior.summary.add(values) if len(values) else prior.summary
     if summary.count < min_peers:
         fresh = observations.reindex(columns=["value", *PENDING_COLUMNS])
-        candidates = pd.concat([prior.pending_frame(), fresh], ignore_index=True) if prior.pending else fresh
+        candidates = pd.concat([prior.pending_frame(), _timed(fresh)], ignore_index=True) if prior.pending else fresh
         return _NONE, PeerState(summary, _still_pending(candidates, summary, min_peers)), observations
     context = observations
     if prior.pending:
         waiting = prior.pending_frame()
         if SUBJECT in observations:  # a client that pushed again: its new value stands
             waiting = waiting[~waiting[SUBJECT].isin(observations[SUBJECT].dropna())]
-        context = pd.concat([observations, waiting], ignore_index=True) if len(waiting) else observations
+        context = pd.concat([_timed(observations), waiting], ignore_index=True) if len(waiting) else observations
     state = PeerState(summary)
     if context.empty:
         return _NONE, state, context
