@@ -49,6 +49,11 @@ def push(configs: dict[str, str] | list[dict[str, Any]], software: tuple[str | N
     return row
 
 
+def consumer(group: str, **configs: str) -> dict[str, Any]:
+    """A consumer's push in ``group``, other configs as given."""
+    return push({"group.id": group, "auto.offset.reset": "earliest", **configs})
+
+
 def table(*pushes: dict[str, Any]) -> pa.Table:
     names = [k for k in pushes[0] if k != "configs"]
     columns = {name: pa.array([p.get(name) for p in pushes]) for name in names}

@@ -4,9 +4,10 @@ Each state key's rows go through a chain of micro-batches on both sides, each si
 own state: the findings (contract JSON text, alert ids included) and the state JSON text must be
 the same byte for byte after every batch. Inputs: the realistic fleets (``tests.jvm_pushes``, raw and
 behind the edge, split into micro-batches so that young peer groups keep waiting values and large ones
-score), the cases of ``tests/test_rules_stateful.py``, and random observation sequences (sentinel and
-extreme values, coarsening past 512 buckets, repeated and missing subjects, missing times, members past
-their TTL and past ``MAX_MEMBERS``, protocol and strategy mixes, Unicode everywhere).
+score), the cases of ``tests/test_rules_stateful.py`` and ``tests/test_rules_groups.py``, and random
+observation sequences (sentinel and extreme values, coarsening past 512 buckets, repeated and missing
+subjects, missing times, members past their TTL and past ``MAX_MEMBERS``, protocol and strategy mixes,
+Unicode everywhere).
 """
 
 from __future__ import annotations
@@ -146,8 +147,9 @@ def test_realistic_fleets_in_micro_batches_give_pythons_findings_and_state(fleet
 
 
 def test_the_stateful_rules_cases_give_pythons_findings_and_state() -> None:
-    from tests.rules_helpers import RDKAFKA, push
-    from tests.test_rules_stateful import COOP, RANGE, consumer, producers
+    from tests.rules_helpers import RDKAFKA, consumer, push
+    from tests.test_rules_groups import COOP, RANGE
+    from tests.test_rules_stateful import producers
 
     early = push({"acks": "all", "linger.ms": "5000", "batch.size": "16384"}, client_id="early-client")
     odd = {"acks": "all", "linger.ms": "9000", "batch.size": "900000000"}
