@@ -1,6 +1,7 @@
 """Run the whole system on embedded defaults: a local broker, the PushConfig gateway
 with a simulated client fleet pushing into the input topic, and the streaming job
 processing them once (available-now) into the quarantine, alerts and gauges topics.
+The job's checkpoint is a fresh temporary directory, removed when the demo ends.
 
 Then, unless --no-live, the live phase (cli/demo_live.py): a second
 simulated fleet connects and stays connected, the job follows it continuously, and

@@ -54,7 +54,7 @@ class Settings:
     kafka_port: int | None = setting(None, "port of the local broker (default: a free port)",
                                      commands=("kafka",), metavar="PORT")
     checkpoint_dir: Path = setting(None, "root of the streaming checkpoints (default: checkpoints/)",
-                                   commands=("run", "demo"), metavar="DIR")
+                                   commands=("run",), metavar="DIR")  # demo: a fresh temporary one per run
     checkpoint_uri: str | None = setting(None, "checkpoint root as a Hadoop URI for a cluster (hdfs://..., "
                                          "s3a://...); overrides --checkpoint-dir", commands=("run",), metavar="URI")
     spark_master: str | None = setting(None, "Spark master URL (default: spark-submit's, else local[2])",

@@ -42,6 +42,13 @@ def test_bad_flag_is_one_helpful_line() -> None:
     assert "Traceback" not in out.stderr
 
 
+def test_the_demo_offers_no_checkpoint_flag_it_would_ignore() -> None:
+    out = _run("demo", "--checkpoint-dir", "somewhere")
+    assert out.returncode == 2
+    assert "unrecognized arguments: --checkpoint-dir somewhere" in out.stderr.strip().splitlines()[0]
+    assert "temporary directory" in _run("demo", "--help").stdout
+
+
 def test_bad_environment_value_is_one_line() -> None:
     out = _run("kafka", "status", env={"CONFIGWATCH_KAFKA_PORT": "not-a-port"})
     assert out.returncode == 2
