@@ -1,7 +1,8 @@
 """Run the whole system on embedded defaults: a local broker, the PushConfig gateway
 with a simulated client fleet pushing into the input topic, and the streaming job
 processing them once (available-now) into the quarantine, alerts and gauges topics.
-The job's checkpoint is a fresh temporary directory, removed when the demo ends.
+The job's checkpoint is a fresh temporary directory, removed when the demo ends,
+and it keeps no connection lease.
 
 Then, unless --no-live, the live phase (cli/demo_live.py): a second
 simulated fleet connects and stays connected, the job follows it continuously, and
@@ -23,6 +24,8 @@ from policy.simulator import FleetSpec, run_gateway_and_simulator
 
 __all__ = ["add_arguments", "run"]
 
+log = logging.getLogger(__name__)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--clients", type=int, default=300,
@@ -35,6 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(settings: Settings, args: argparse.Namespace) -> int:
     from streaming.job import JobOptions, run_job  # Spark and friends load only for this command
 
+    if settings.connection_ttl is not None:  # from the environment: a lease needs a continuous run throughout
+        log.warning("the demo keeps no connection lease: CONFIGWATCH_CONNECTION_TTL is for configwatch run")
+        settings = replace(settings, connection_ttl=None)
     logging.getLogger("policy.client").setLevel(logging.ERROR)  # one warning per simulated push otherwise
     with bootstrap_servers(settings) as bootstrap:
         ensure_input_topic(settings, bootstrap)

@@ -102,7 +102,7 @@ class Settings:
     connection_ttl: float | None = setting(
         None, "lease for the connection gauges: a connection with no event for this many seconds is dropped "
         "(logged and counted); for edges that may die without sending closes (default: no lease)",
-        commands=("run", "demo"), metavar="SECONDS")
+        commands=("run",), metavar="SECONDS")  # demo: no lease (its first run is available-now)
     dashboard_host: str = setting("127.0.0.1", "address the dashboard binds (also --host); anything but "
                                   "loopback needs a dashboard token", commands=("dashboard",), metavar="ADDR")
     dashboard_port: int = setting(8765, "dashboard HTTP port, 0 for a free one (also --port)",

@@ -42,11 +42,12 @@ def test_bad_flag_is_one_helpful_line() -> None:
     assert "Traceback" not in out.stderr
 
 
-def test_the_demo_offers_no_checkpoint_flag_it_would_ignore() -> None:
-    out = _run("demo", "--checkpoint-dir", "somewhere")
+@pytest.mark.parametrize("flag", [("--checkpoint-dir", "somewhere"), ("--connection-ttl", "30")])
+def test_the_demo_offers_no_flag_its_runs_cannot_honour(flag: tuple[str, str]) -> None:
+    out = _run("demo", *flag)
     assert out.returncode == 2
-    assert "unrecognized arguments: --checkpoint-dir somewhere" in out.stderr.strip().splitlines()[0]
-    assert "temporary directory" in _run("demo", "--help").stdout
+    assert f"unrecognized arguments: {' '.join(flag)}" in out.stderr.strip().splitlines()[0]
+    assert "fresh temporary directory" in _run("demo", "--help").stdout
 
 
 def test_bad_environment_value_is_one_line() -> None:

@@ -1,5 +1,6 @@
-"""``configwatch run`` end to end in a subprocess: a replay through files, and a graceful
-stop + restart from the checkpoint on the real broker that neither loses nor repeats quarantine.
+"""``configwatch run`` and ``demo`` end to end in a subprocess: a replay through files, a graceful
+stop + restart from the checkpoint on the real broker that neither loses nor repeats quarantine, and
+the demo's run once through on that broker.
 """
 
 from __future__ import annotations
@@ -119,3 +120,22 @@ def test_stop_and_restart_neither_loses_nor_repeats_quarantine(kafka_bootstrap: 
     assert second.returncode == 0, second.stderr[-3000:]
     final = _quarantine_keys(kafka_bootstrap, topics["quarantine"])
     assert sorted(final) == sorted(expected), "every invalid record exactly once across the stop"
+
+
+def test_the_demo_runs_once_through_on_a_broker_even_with_a_lease_in_the_environment(
+        kafka_bootstrap: str, topic_name: Any, tmp_path: Path) -> None:
+    topics = {flag: topic_name(flag.removeprefix("--").removesuffix("-topic"))
+              for flag in ("--input-topic", "--alerts-topic", "--quarantine-topic", "--gauges-topic", "--usage-topic")}
+    args = [a for flag, topic in topics.items() for a in (flag, topic)]
+    env = {**_env(tmp_path), "CONFIGWATCH_CONNECTION_TTL": "30"}
+    demo = subprocess.run([*CLI, "demo", "--no-live", "--clients", "40", "--bootstrap-servers", kafka_bootstrap,
+                           *args], capture_output=True, text=True, timeout=600, env=env, check=False)
+    assert demo.returncode == 0, demo.stderr[-3000:]
+    assert "the demo keeps no connection lease" in demo.stderr
+    done = re.search(r"demo done: (\d+) records processed", demo.stdout)
+    assert done, demo.stdout
+    pushed = sum(1 for _ in read_all(kafka_bootstrap, topics["--input-topic"]))
+    assert int(done.group(1)) == pushed > 0
+    alerts = read_all(kafka_bootstrap, topics["--alerts-topic"])
+    assert alerts
+    assert all(key is not None and json.loads(value or b"")["alert_id"] == key.decode() for key, value, *_ in alerts)
