@@ -19,7 +19,7 @@ from pathlib import Path
 
 from cli.gateway_cmd import ensure_input_topic
 from configwatch.localkafka import bootstrap_servers
-from configwatch.settings import Settings
+from configwatch.settings import ENV_PREFIX, Settings
 from policy.simulator import FleetSpec, run_gateway_and_simulator
 
 __all__ = ["add_arguments", "run"]
@@ -38,9 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(settings: Settings, args: argparse.Namespace) -> int:
     from streaming.job import JobOptions, run_job  # Spark and friends load only for this command
 
-    if settings.connection_ttl is not None:  # from the environment: a lease needs a continuous run throughout
-        log.warning("the demo keeps no connection lease: CONFIGWATCH_CONNECTION_TTL is for configwatch run")
-        settings = replace(settings, connection_ttl=None)
+    # The demo's job runs on a fresh temporary checkpoint and keeps no lease (its first run is available-now,
+    # which a lease would never let finish): what the environment says otherwise is for configwatch run.
+    given = [ENV_PREFIX + name.upper() for name, value in (("checkpoint_uri", settings.checkpoint_uri),
+                                                            ("connection_ttl", settings.connection_ttl)) if value]
+    if given:
+        log.warning("the demo sets aside %s (for configwatch run)", ", ".join(given))
+    settings = replace(settings, checkpoint_uri=None, connection_ttl=None)
     logging.getLogger("policy.client").setLevel(logging.ERROR)  # one warning per simulated push otherwise
     with bootstrap_servers(settings) as bootstrap:
         ensure_input_topic(settings, bootstrap)
