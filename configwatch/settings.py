@@ -119,10 +119,11 @@ class Settings:
     # -- the ingest edge (policy/): PushConfig gateway, ClientConfigPolicy, simulator; see docs/ingest.md
     gateway_host: str = setting("127.0.0.1", "address the PushConfig gateway listens on (simulate: connects to "
                                 "with --connect)", commands=("gateway", "simulate"), metavar="HOST")
-    gateway_port: int = setting(9192, "port of the PushConfig gateway (0: a free port)",
+    gateway_port: int = setting(9192, "port of the PushConfig gateway (0: a free port; simulate: connects to "
+                                "with --connect, else runs its own gateway on a free port)",
                                 commands=("gateway", "simulate"), metavar="PORT")
     gateway_metrics_port: int = setting(9193, "port of the gateway's Prometheus /metrics (0: a free port, "
-                                        "-1: off)", commands=("gateway", "simulate"), metavar="PORT")
+                                        "-1: off)", commands=("gateway",), metavar="PORT")
     gateway_broker_id: int = setting(0, "broker_id the gateway writes on its events",
                                      commands=("gateway", "simulate"), metavar="ID")
     client_config_policy_class_name: str = setting(

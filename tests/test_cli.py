@@ -50,6 +50,13 @@ def test_the_demo_offers_no_flag_its_runs_cannot_honour(flag: tuple[str, str]) -
     assert "fresh temporary directory" in _run("demo", "--help").stdout
 
 
+def test_simulate_offers_no_metrics_port_it_would_ignore() -> None:
+    out = _run("simulate", "--gateway-metrics-port", "9300")
+    assert out.returncode == 2
+    assert "unrecognized arguments: --gateway-metrics-port 9300" in out.stderr.strip().splitlines()[0]
+    assert "--gateway-metrics-port" in _run("gateway", "--help").stdout
+
+
 def test_bad_environment_value_is_one_line() -> None:
     out = _run("kafka", "status", env={"CONFIGWATCH_KAFKA_PORT": "not-a-port"})
     assert out.returncode == 2
