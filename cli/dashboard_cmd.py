@@ -19,7 +19,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from configwatch.errors import UsageError
-from configwatch.localkafka import LocalKafka
+from configwatch.localkafka import running_bootstrap
 from configwatch.settings import Settings
 
 if TYPE_CHECKING:
@@ -36,16 +36,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="same as --dashboard-host (default 127.0.0.1)")
     parser.add_argument("--port", dest="dashboard_port", type=int, default=None, metavar="PORT",
                         help="same as --dashboard-port (default 8765)")
-
-
-def _bootstrap(settings: Settings) -> str:
-    if settings.bootstrap_servers:
-        return settings.bootstrap_servers
-    running = LocalKafka(settings.kafka_home).info()
-    if running is None:
-        raise UsageError("no Kafka to read: give --bootstrap-servers, or start the local broker "
-                         "('configwatch kafka start')")
-    return running.bootstrap_servers
 
 
 def config_from(settings: Settings, bootstrap: str) -> DashboardConfig:
@@ -74,7 +64,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     topics = (settings.gauges_topic, settings.alerts_topic, settings.input_topic)
     if len(set(topics)) != 3:
         raise UsageError("the gauges, alerts and input topics must be three different topics")
-    service = DashboardService(config_from(settings, _bootstrap(settings)))
+    service = DashboardService(config_from(settings, running_bootstrap(settings)))
     stop = threading.Event()
 
     def _on_term(signum: int, frame: FrameType | None) -> None:

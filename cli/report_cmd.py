@@ -20,7 +20,7 @@ from kafka import KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
 from configwatch.errors import ConfigwatchError
-from configwatch.localkafka import LocalKafka
+from configwatch.localkafka import running_bootstrap
 from configwatch.records import VersionUsage
 from configwatch.settings import Settings
 from udfs.upgrade.readiness import ClientReadiness, UpgradeReadiness, check_readiness
@@ -93,12 +93,7 @@ def render_table(report: UpgradeReadiness) -> str:
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
     target = broker_release(args.target)  # an unknown release fails before anything is read
-    bootstrap = settings.bootstrap_servers
-    if bootstrap is None:
-        running = LocalKafka(settings.kafka_home).info()
-        if running is None:
-            raise ConfigwatchError("no --bootstrap-servers and no local broker running ('configwatch kafka start')")
-        bootstrap = running.bootstrap_servers
-    report = check_readiness(usage_from_records(read_usage(bootstrap, settings.usage_topic)), target)
+    report = check_readiness(usage_from_records(read_usage(running_bootstrap(settings), settings.usage_topic)),
+                             target)
     print(json.dumps(report.to_dict(), indent=2) if args.json else render_table(report))
     return 3 if args.fail_if_not_ready and report.not_ready else 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigwatchError", "ContractError", "SetupError", "UsageError"]
+__all__ = ["BrokerUnreachableError", "ConfigwatchError", "ContractError", "SetupError", "UsageError"]
 
 
 class ConfigwatchError(Exception):
@@ -15,6 +15,10 @@ class UsageError(ConfigwatchError):
 
 class SetupError(ConfigwatchError):
     """Something the system needs (Java, Maven, jars, a port) is not available."""
+
+
+class BrokerUnreachableError(SetupError):
+    """Kafka did not answer within the connect deadline (``configwatch.reachability``)."""
 
 
 class ContractError(ConfigwatchError):

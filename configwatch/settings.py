@@ -94,7 +94,8 @@ class Settings:
     outputs: str | None = setting(None, "comma-separated output queries to run (default: every installed one "
                                   "of quarantine, alerts, gauges)", commands=("run",), metavar="NAMES")
     connect_timeout_s: float = setting(15.0, "how long to wait for Kafka to answer before giving up",
-                                       commands=("run", "demo"), metavar="SECONDS")
+                                       commands=("run", "demo", "gateway", "simulate", "dashboard", "report"),
+                                       metavar="SECONDS")
     webhook_url: SecretStr | None = setting(
         None, "also POST every finding to this Alertmanager-compatible webhook (best effort, de-duplicated by "
         "alert_id, rate limited; the Kafka/files copy never depends on it); prefer the environment variable",

@@ -71,8 +71,12 @@ def ensure_topic(bootstrap: str, topic: str, *, compact: bool = False, partition
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaError, TopicAlreadyExistsError
 
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="configwatch-setup",
-                             request_timeout_ms=int(timeout_s * 1000))
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="configwatch-setup",
+                                 request_timeout_ms=int(timeout_s * 1000))
+    except KafkaError as exc:
+        raise SinkSetupError(f"cannot create topic {topic}: no Kafka broker answered at {bootstrap} "
+                             f"({type(exc).__name__})") from exc
     try:
         if topic in admin.list_topics():
             return False

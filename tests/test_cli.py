@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -55,6 +56,19 @@ def test_simulate_offers_no_metrics_port_it_would_ignore() -> None:
     assert out.returncode == 2
     assert "unrecognized arguments: --gateway-metrics-port 9300" in out.stderr.strip().splitlines()[0]
     assert "--gateway-metrics-port" in _run("gateway", "--help").stdout
+
+
+@pytest.mark.parametrize("command", [["gateway"], ["simulate", "--clients", "2"], ["demo", "--no-live"],
+                                     ["dashboard", "--port", "0"], ["report", "upgrade", "--target", "4.0"]])
+def test_a_broker_that_does_not_answer_is_one_line(command: list[str]) -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = _run(*command, "--bootstrap-servers", f"127.0.0.1:{port}", "--connect-timeout-s", "1", timeout=60)
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        f"configwatch {command[0]}: cannot reach Kafka at 127.0.0.1:{port} within 1 s (connection refused or timed "
+        "out); check --bootstrap-servers and that the broker runs"]
 
 
 def test_bad_environment_value_is_one_line() -> None:

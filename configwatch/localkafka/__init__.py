@@ -5,6 +5,6 @@ Used by ``configwatch kafka start|stop|status``, by ``configwatch run`` when no
 """
 
 from configwatch.localkafka.broker import BrokerInfo, LocalKafka, wait_until_ready
-from configwatch.localkafka.embedded import bootstrap_servers
+from configwatch.localkafka.embedded import bootstrap_servers, running_bootstrap
 
-__all__ = ["BrokerInfo", "LocalKafka", "bootstrap_servers", "wait_until_ready"]
+__all__ = ["BrokerInfo", "LocalKafka", "bootstrap_servers", "running_bootstrap", "wait_until_ready"]

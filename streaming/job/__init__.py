@@ -3,7 +3,7 @@
 Module map:
 
 - ``options``: ``--source``/``--sink``/``--outputs``/trigger flags -> :class:`JobOptions` (checked up front);
-- ``preflight``: Kafka answers within a deadline, before Spark starts;
+- ``preflight``: the input topic exists, before Spark starts (``configwatch.reachability``: Kafka answers);
 - ``streaming.pipeline`` (one level up): what the query computes;
 - ``batches``: the ``foreachBatch`` function (write, notify, progress line); where it writes is
   ``sinks.registry``'s choice (Kafka through Spark's own sink, or replay files);

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from configwatch.errors import ConfigwatchError, SetupError, UsageError
+from configwatch.errors import BrokerUnreachableError, ConfigwatchError, SetupError, UsageError
 
 __all__ = ["BrokerUnreachableError", "CheckpointLayoutError", "JobError", "JobUsageError", "StopRequestedError"]
 
@@ -13,10 +13,6 @@ class JobError(ConfigwatchError):
 
 class JobUsageError(UsageError):
     """A job flag that cannot work (bad ``--source``/``--sink``, a missing directory)."""
-
-
-class BrokerUnreachableError(SetupError):
-    """Kafka did not answer within the connect deadline."""
 
 
 class CheckpointLayoutError(SetupError):

@@ -1,61 +1,11 @@
-"""Checks before Spark starts: Kafka answers within a deadline, and the sinks' destinations exist.
+"""Checks before Spark starts, beside ``configwatch.reachability.check_broker``: does the input topic exist.
 
-Starting Spark takes seconds and its Kafka source retries forever; a broker that
-is down should instead be one clear line, quickly.
+Starting Spark takes seconds and its Kafka source waits for a missing topic; the job says so first.
 """
 
 from __future__ import annotations
 
-import logging
-import socket
-import time
-
-from streaming.job.exceptions import BrokerUnreachableError
-
-__all__ = ["check_broker", "topic_exists"]
-
-log = logging.getLogger(__name__)
-
-
-def _any_port_open(bootstrap: str, timeout_s: float) -> bool:
-    for server in bootstrap.split(","):
-        host, _, port = server.strip().rpartition(":")
-        try:
-            with socket.create_connection((host.strip("[]") or "localhost", int(port)), timeout=timeout_s):
-                return True
-        except (OSError, ValueError):
-            continue
-    return False
-
-
-def check_broker(bootstrap: str, timeout_s: float) -> None:
-    """Return once a broker at ``bootstrap`` answers a metadata request; raise at the deadline."""
-    from kafka import KafkaAdminClient
-    from kafka.errors import KafkaError
-
-    deadline = time.monotonic() + timeout_s
-    last = "no answer"
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        if not _any_port_open(bootstrap, min(left, 2.0)):
-            last = "connection refused or timed out"
-        else:
-            try:
-                admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="configwatch-preflight",
-                                         request_timeout_ms=max(1000, int(min(left, 10.0) * 1000)))
-                try:
-                    if admin.describe_cluster().get("brokers"):
-                        return
-                    last = "the cluster reports no brokers"
-                finally:
-                    admin.close()
-            except (KafkaError, OSError, ValueError) as exc:
-                last = type(exc).__name__
-        time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
-    raise BrokerUnreachableError(f"cannot reach Kafka at {bootstrap} within {timeout_s:g} s ({last}); "
-                            "check --bootstrap-servers and that the broker runs")
+__all__ = ["topic_exists"]
 
 
 def topic_exists(bootstrap: str, topic: str) -> bool:

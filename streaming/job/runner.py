@@ -28,6 +28,7 @@ from typing import Any
 from pyspark.errors import StreamingQueryException
 
 from configwatch.contract import OUTPUT_KINDS
+from configwatch.reachability import check_broker
 from configwatch.settings import Settings
 from sinks.base import Output
 from sinks.registry import build_notifier, build_output
@@ -36,7 +37,7 @@ from streaming.job.batches import BatchFunction
 from streaming.job.exceptions import JobError, StopRequestedError
 from streaming.job.layout import pinned_layout
 from streaming.job.options import FILES, JobOptions
-from streaming.job.preflight import check_broker, topic_exists
+from streaming.job.preflight import topic_exists
 from streaming.jvm_pipeline import RouteStats
 from streaming.pipeline import pipeline
 from streaming.session import SparkSettings, build_spark_session

@@ -1,0 +1,56 @@
+"""Kafka answers within a deadline: the check every command makes before it uses a cluster.
+
+A broker that is down, or a wrong ``--bootstrap-servers``, should be one clear line,
+quickly, not a client library's retries, log lines and traceback. A TCP connect comes
+first, so a refused port costs no Kafka client (and prints none of its logging).
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+from configwatch.errors import BrokerUnreachableError
+
+__all__ = ["check_broker"]
+
+
+def _any_port_open(bootstrap: str, timeout_s: float) -> bool:
+    for server in bootstrap.split(","):
+        host, _, port = server.strip().rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]") or "localhost", int(port)), timeout=timeout_s):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def check_broker(bootstrap: str, timeout_s: float) -> None:
+    """Return once a broker at ``bootstrap`` answers a metadata request; raise at the deadline."""
+    from kafka import KafkaAdminClient
+    from kafka.errors import KafkaError
+
+    deadline = time.monotonic() + timeout_s
+    last = "no answer"
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        if not _any_port_open(bootstrap, min(left, 2.0)):
+            last = "connection refused or timed out"
+        else:
+            try:
+                admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="configwatch-preflight",
+                                         request_timeout_ms=max(1000, int(min(left, 10.0) * 1000)))
+                try:
+                    if admin.describe_cluster().get("brokers"):
+                        return
+                    last = "the cluster reports no brokers"
+                finally:
+                    admin.close()
+            except (KafkaError, OSError, ValueError) as exc:
+                last = type(exc).__name__
+        time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+    raise BrokerUnreachableError(f"cannot reach Kafka at {bootstrap} within {timeout_s:g} s ({last}); "
+                                 "check --bootstrap-servers and that the broker runs")
