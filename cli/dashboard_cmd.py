@@ -38,12 +38,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="same as --dashboard-port (default 8765)")
 
 
+def _check_flags(settings: Settings) -> None:
+    """What the flags get wrong, said before any network: the port, three distinct topics, a safe bind."""
+    from sinks.dashboard.auth import require_safe_bind
+
+    if not 0 <= settings.dashboard_port <= 65535:
+        raise UsageError(f"--dashboard-port {settings.dashboard_port} is not a TCP port")
+    if len({settings.gauges_topic, settings.alerts_topic, settings.input_topic}) != 3:
+        raise UsageError("the gauges, alerts and input topics must be three different topics")
+    require_safe_bind(settings.dashboard_host, settings.dashboard_token or None)
+
+
 def config_from(settings: Settings, bootstrap: str) -> DashboardConfig:
     """The service configuration the settings describe."""
     from sinks.dashboard import DashboardConfig, Topics
 
-    if not 0 <= settings.dashboard_port <= 65535:
-        raise UsageError(f"--dashboard-port {settings.dashboard_port} is not a TCP port")
     return DashboardConfig(
         bootstrap_servers=bootstrap,
         topics=Topics(gauges=settings.gauges_topic, alerts=settings.alerts_topic, configs=settings.input_topic,
@@ -61,9 +70,7 @@ def config_from(settings: Settings, bootstrap: str) -> DashboardConfig:
 def run(settings: Settings, args: argparse.Namespace) -> int:
     from sinks.dashboard import DashboardService  # imported here: other commands need none of it
 
-    topics = (settings.gauges_topic, settings.alerts_topic, settings.input_topic)
-    if len(set(topics)) != 3:
-        raise UsageError("the gauges, alerts and input topics must be three different topics")
+    _check_flags(settings)
     service = DashboardService(config_from(settings, running_bootstrap(settings)))
     stop = threading.Event()
 

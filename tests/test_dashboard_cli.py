@@ -40,6 +40,12 @@ def test_no_broker_is_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in out.stderr
 
 
+def test_a_port_that_is_no_tcp_port_is_one_line_before_any_network() -> None:
+    out = _run("dashboard", "--bootstrap-servers", "127.0.0.1:1", "--port", "99999")
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == ["configwatch dashboard: error: --dashboard-port 99999 is not a TCP port"]
+
+
 def test_same_topic_twice_is_one_line() -> None:
     out = _run("dashboard", "--bootstrap-servers", "127.0.0.1:1", "--gauges-topic", "t", "--alerts-topic", "t")
     assert out.returncode == 2 and "three different topics" in out.stderr
