@@ -30,7 +30,7 @@ from configwatch.errors import SetupError
 from configwatch.localkafka import bootstrap_servers
 from configwatch.settings import Settings
 from policy.gateway import GatewayHandle, serve_gateway
-from policy.gateway.config import parse_upstream
+from policy.gateway.config import GatewayConfig
 
 __all__ = ["add_arguments", "ensure_input_topic", "run"]
 
@@ -48,7 +48,7 @@ def ensure_input_topic(settings: Settings, bootstrap: str) -> None:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
-    parse_upstream(settings.upstream, settings.upstream_security_protocol)  # a usage error before anything starts
+    GatewayConfig.from_settings(settings)  # a usage error before anything starts
     with bootstrap_servers(settings) as bootstrap:
         ensure_input_topic(settings, bootstrap)
 

@@ -22,6 +22,7 @@ from cli.gateway_cmd import ensure_input_topic
 from configwatch.errors import UsageError
 from configwatch.localkafka import bootstrap_servers
 from configwatch.settings import Settings
+from policy.gateway.config import GatewayConfig
 from policy.loader import load_policy_class, policy_configs
 from policy.simulator import FleetSpec, RunOptions, generate_fleet, run_direct, run_gateway_and_simulator, run_over_tcp
 from policy.simulator.progress import Progress
@@ -57,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(settings: Settings, args: argparse.Namespace) -> int:
     if args.clients < 1 or args.concurrency < 1 or args.hold_ms < 0 or args.rate < 0:
         raise UsageError("--clients and --concurrency must be at least 1, --hold-ms and --rate not negative")
+    GatewayConfig.from_settings(settings)  # the gateway's knobs: a usage error before anything starts
     if settings.log_level != "DEBUG":
         # Compliant simulated clients warn about every sensitive key they withhold, as the KIP asks;
         # a fleet's worth of those lines would bury the summary.

@@ -113,3 +113,19 @@ def test_cli_mistakes_are_one_line(kafka_bootstrap: str) -> None:
     share = _run("simulate", "--leaking-share", "2")
     assert share.returncode == 2 and len(share.stderr.strip().splitlines()) == 1
     assert "2 is not a share between 0 and 1" in share.stderr
+
+
+@pytest.mark.parametrize(("command", "flag", "value", "says"), [
+    ("gateway", "--gateway-port", "70000", "--gateway-port 70000 is not a TCP port"),
+    ("gateway", "--gateway-metrics-port", "-2", "--gateway-metrics-port -2 is not a TCP port (or -1: off)"),
+    ("gateway", "--gateway-max-connections", "0", "--gateway-max-connections: must be a positive number, got 0"),
+    ("gateway", "--gateway-idle-timeout-s", "-1", "--gateway-idle-timeout-s: must be a positive number, got -1"),
+    ("gateway", "--gateway-push-rate-limit", "-1",
+     "--gateway-push-rate-limit: must not be negative (0: unlimited), got -1"),
+    ("simulate", "--policy-buffer-size", "0", "--policy-buffer-size: must be a positive number, got 0"),
+])
+def test_a_gateway_knob_that_cannot_work_is_one_line_before_any_network(command: str, flag: str, value: str,
+                                                                         says: str) -> None:
+    out = _run(command, flag, value, "--bootstrap-servers", "127.0.0.1:1")  # no broker: the knob is said first
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [f"configwatch {command}: error: {says}"]

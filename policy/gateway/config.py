@@ -60,6 +60,8 @@ class GatewayConfig:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GatewayConfig:
+        """The gateway's knobs; a setting that cannot work is a ``UsageError`` naming its flag."""
+        _check(settings)
         return cls(
             host=settings.gateway_host,
             port=settings.gateway_port,
@@ -77,3 +79,28 @@ class GatewayConfig:
             upstream=parse_upstream(settings.upstream, settings.upstream_security_protocol),
             broker_port_base=settings.gateway_broker_port_base,
         )
+
+
+def _check(settings: Settings) -> None:
+    ports = {"--gateway-port": (settings.gateway_port, 0),
+             "--gateway-metrics-port": (settings.gateway_metrics_port, -1),
+             "--gateway-broker-port-base": (settings.gateway_broker_port_base, 0)}
+    for flag, (port, lowest) in ports.items():
+        if not lowest <= port <= 65535:
+            raise UsageError(f"{flag} {port} is not a TCP port{' (or -1: off)' if lowest < 0 else ''}")
+    positive = {
+        "--client-config-max-bytes": settings.client_config_max_bytes,
+        "--policy-buffer-size": settings.policy_buffer_size,
+        "--policy-buffer-bytes": settings.policy_buffer_bytes,
+        "--gateway-max-frame-bytes": settings.gateway_max_frame_bytes,
+        "--gateway-max-queued-request-bytes": settings.gateway_max_queued_request_bytes,
+        "--gateway-max-connections": settings.gateway_max_connections,
+        "--gateway-idle-timeout-s": settings.gateway_idle_timeout_s,
+        "--gateway-frame-timeout-s": settings.gateway_frame_timeout_s,
+    }
+    for flag, value in positive.items():
+        if not value > 0:
+            raise UsageError(f"{flag}: must be a positive number, got {value:g}")
+    if not settings.gateway_push_rate_limit >= 0:
+        raise UsageError(f"--gateway-push-rate-limit: must not be negative (0: unlimited), got "
+                         f"{settings.gateway_push_rate_limit:g}")
