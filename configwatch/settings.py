@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 import secrets as _stdlib_secrets
 import types
 import typing
@@ -16,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from configwatch.contract import ALERTS_TOPIC, GAUGES_TOPIC, INPUT_TOPIC, QUARANTINE_TOPIC, USAGE_TOPIC
 from configwatch.errors import UsageError
@@ -25,6 +27,7 @@ from configwatch.secrets import SecretStr
 __all__ = ["ENV_PREFIX", "Settings", "add_arguments", "setting"]
 
 ENV_PREFIX = "CONFIGWATCH_"
+_TOPIC_NAME = re.compile(r"[A-Za-z0-9._-]{1,249}")  # Kafka's own rule (org.apache.kafka.common.internals.Topic)
 
 
 def setting(default: Any, help: str, *, commands: Sequence[str] = (), choices: Sequence[str] = (),
@@ -178,6 +181,7 @@ class Settings:
             object.__setattr__(self, "checkpoint_dir", default_checkpoint_root())
         if self.fingerprint_key is None:
             object.__setattr__(self, "fingerprint_key", _load_or_create_key(_default_key_file()))
+        self._check_names()
         if self.connection_ttl is not None:
             if self.connection_ttl <= 0:
                 raise UsageError(f"--connection-ttl: must be a positive number of seconds, got {self.connection_ttl:g}")
@@ -186,6 +190,23 @@ class Settings:
                 # no-data batch, so an available-now run holding a lease timer would never end.
                 raise UsageError("--connection-ttl needs --trigger continuous (the lease runs on processing-time "
                                  "timers, which never let an available-now run finish)")
+
+    def _check_names(self) -> None:
+        """Topic names Kafka would refuse, and a webhook that is no http(s) URL, fail before anything starts."""
+        for f in dataclasses.fields(self):
+            name = getattr(self, f.name)
+            if f.name.endswith("_topic") and (not _TOPIC_NAME.fullmatch(name) or name in (".", "..")):
+                raise UsageError(f"--{f.name.replace('_', '-')}: {name!r} is not a Kafka topic name (letters, digits, "
+                                 "'.', '_' and '-', at most 249)")
+        if self.webhook_url is not None:
+            try:
+                url = urlsplit(self.webhook_url.get_secret_value())
+                usable = url.scheme in ("http", "https") and bool(url.hostname) and (url.port or 1) > 0
+            except ValueError:  # an unclosed IPv6 bracket, a port that is no number
+                usable = False
+            if not usable:
+                raise UsageError("--webhook-url: not an http:// or https:// URL with a host (the value is not shown: "
+                                 "it may hold a token)")
 
     @classmethod
     def load(cls, args: argparse.Namespace | None = None,

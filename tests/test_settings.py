@@ -49,3 +49,31 @@ def test_fingerprint_is_keyed_hmac_cut_to_16_hex() -> None:
     assert a == fingerprint("s3cret", SecretStr("key-1"))
     assert a != fingerprint("s3cret", SecretStr("key-2"))
     assert a != fingerprint("s3cret!", SecretStr("key-1"))
+
+
+@pytest.mark.parametrize("name", ["bad!topic", "a/b", "with space", "", ".", "..", "t" * 250, "tópico"])
+def test_a_topic_name_kafka_would_refuse_is_a_usage_error(name: str) -> None:
+    env = {"CONFIGWATCH_FINGERPRINT_KEY": "k", "CONFIGWATCH_ALERTS_TOPIC": name}
+    with pytest.raises(UsageError, match=r"--alerts-topic: .* is not a Kafka topic name"):
+        Settings.load(None, env)
+
+
+@pytest.mark.parametrize("name", ["client-configs", "a.b_c-D9", "t" * 249, "..."])
+def test_topic_names_kafka_takes_are_kept(name: str) -> None:
+    env = {"CONFIGWATCH_FINGERPRINT_KEY": "k", "CONFIGWATCH_ALERTS_TOPIC": name}
+    assert Settings.load(None, env).alerts_topic == name
+
+
+@pytest.mark.parametrize("url", ["notaurl-hunter2", "ftp://hooks.example/hunter2", "http:///hunter2",
+                                 "http://[::1/hunter2", "http://hooks.example:hunter2/x", "http://hooks.example:99999/x"])
+def test_a_webhook_that_is_no_http_url_is_a_usage_error_that_does_not_show_it(url: str) -> None:
+    with pytest.raises(UsageError, match="--webhook-url: not an http") as raised:
+        Settings.load(None, {"CONFIGWATCH_FINGERPRINT_KEY": "k", "CONFIGWATCH_WEBHOOK_URL": url})
+    assert "hunter2" not in str(raised.value)
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9093/api/v2/alerts", "https://hooks.example/x?token=t",
+                                 "http://[::1]:8080/"])
+def test_http_webhooks_are_kept(url: str) -> None:
+    s = Settings.load(None, {"CONFIGWATCH_FINGERPRINT_KEY": "k", "CONFIGWATCH_WEBHOOK_URL": url})
+    assert s.webhook_url is not None and s.webhook_url.get_secret_value() == url
