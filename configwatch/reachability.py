@@ -12,7 +12,7 @@ import time
 
 from configwatch.errors import BrokerUnreachableError
 
-__all__ = ["check_broker"]
+__all__ = ["check_broker", "unanswered"]
 
 
 def _any_port_open(bootstrap: str, timeout_s: float) -> bool:
@@ -26,31 +26,33 @@ def _any_port_open(bootstrap: str, timeout_s: float) -> bool:
     return False
 
 
-def check_broker(bootstrap: str, timeout_s: float) -> None:
-    """Return once a broker at ``bootstrap`` answers a metadata request; raise at the deadline."""
+def unanswered(bootstrap: str, timeout_s: float) -> str | None:
+    """One try: None when a broker at ``bootstrap`` answers a metadata request, else why not."""
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaError
 
+    if not _any_port_open(bootstrap, min(timeout_s, 2.0)):
+        return "connection refused or timed out"  # no client, so none of its reconnect backoff or logging
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="configwatch-preflight",
+                                 request_timeout_ms=max(1000, int(min(timeout_s, 10.0) * 1000)))
+        try:
+            return None if admin.describe_cluster().get("brokers") else "the cluster reports no brokers"
+        finally:
+            admin.close()
+    except (KafkaError, OSError, ValueError) as exc:
+        return type(exc).__name__
+
+
+def check_broker(bootstrap: str, timeout_s: float) -> None:
+    """Return once a broker at ``bootstrap`` answers a metadata request; raise at the deadline."""
     deadline = time.monotonic() + timeout_s
     last = "no answer"
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        if not _any_port_open(bootstrap, min(left, 2.0)):
-            last = "connection refused or timed out"
-        else:
-            try:
-                admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="configwatch-preflight",
-                                         request_timeout_ms=max(1000, int(min(left, 10.0) * 1000)))
-                try:
-                    if admin.describe_cluster().get("brokers"):
-                        return
-                    last = "the cluster reports no brokers"
-                finally:
-                    admin.close()
-            except (KafkaError, OSError, ValueError) as exc:
-                last = type(exc).__name__
+    while (left := deadline - time.monotonic()) > 0:
+        why = unanswered(bootstrap, left)
+        if why is None:
+            return
+        last = why
         time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
     raise BrokerUnreachableError(f"cannot reach Kafka at {bootstrap} within {timeout_s:g} s ({last}); "
                                  "check --bootstrap-servers and that the broker runs")

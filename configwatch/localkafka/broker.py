@@ -18,6 +18,7 @@ from pathlib import Path
 from configwatch.errors import SetupError, UsageError
 from configwatch.jars import broker_jars
 from configwatch.localkafka.properties import log4j2_properties, server_properties
+from configwatch.reachability import unanswered
 
 __all__ = ["BrokerInfo", "LocalKafka", "wait_until_ready"]
 
@@ -60,39 +61,6 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _port_open(bootstrap: str) -> bool:
-    host, _, port = bootstrap.split(",")[0].rpartition(":")
-    try:
-        with socket.create_connection((host, int(port)), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
-
-def _probe(bootstrap: str, timeout_s: float) -> bool:
-    """True when the broker answers a real Kafka request (DescribeCluster via the admin client)."""
-    from kafka import KafkaAdminClient
-    from kafka.errors import KafkaError
-
-    if not _port_open(bootstrap):
-        return False  # don't let the client's reconnect backoff delay readiness
-
-    try:
-        admin = KafkaAdminClient(
-            bootstrap_servers=bootstrap,
-            request_timeout_ms=int(timeout_s * 1000),
-            client_id="configwatch-probe",
-        )
-    except (KafkaError, OSError, ValueError):
-        return False
-    try:
-        return bool(admin.describe_cluster().get("brokers"))
-    except (KafkaError, OSError):
-        return False
-    finally:
-        admin.close()
-
-
 def wait_until_ready(bootstrap: str, deadline_s: float, proc: subprocess.Popen[bytes] | None = None,
                      log_file: Path | None = None) -> None:
     """Poll the broker with a real request until it answers or the deadline passes."""
@@ -101,7 +69,7 @@ def wait_until_ready(bootstrap: str, deadline_s: float, proc: subprocess.Popen[b
         if proc is not None and proc.poll() is not None:
             tail = log_file.read_text(errors="replace")[-1500:] if log_file and log_file.exists() else ""
             raise SetupError(f"the Kafka broker exited with code {proc.returncode}; log tail: {tail!r}")
-        if _probe(bootstrap, 5.0):
+        if unanswered(bootstrap, 5.0) is None:
             return
         time.sleep(0.3)
     raise SetupError(f"no Kafka broker answered at {bootstrap} within {deadline_s:.0f}s")
