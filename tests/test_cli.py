@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cli.commands import COMMANDS
+from tests.conftest import free_port
 
 CLI = [sys.executable, "-m", "cli.main"]
 
@@ -61,9 +61,7 @@ def test_simulate_offers_no_metrics_port_it_would_ignore() -> None:
 @pytest.mark.parametrize("command", [["gateway"], ["simulate", "--clients", "2"], ["demo", "--no-live"],
                                      ["dashboard", "--port", "0"], ["report", "upgrade", "--target", "4.0"]])
 def test_a_broker_that_does_not_answer_is_one_line(command: list[str]) -> None:
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     out = _run(*command, "--bootstrap-servers", f"127.0.0.1:{port}", "--connect-timeout-s", "1", timeout=60)
     assert out.returncode == 1
     assert out.stderr.strip().splitlines() == [

@@ -24,8 +24,7 @@ def bootstrap_servers(settings: Settings) -> Iterator[str]:
     must answer within ``settings.connect_timeout_s`` (``BrokerUnreachableError`` otherwise).
     """
     if settings.bootstrap_servers:
-        check_broker(settings.bootstrap_servers, settings.connect_timeout_s)
-        yield settings.bootstrap_servers
+        yield running_bootstrap(settings)
         return
     broker = LocalKafka(settings.kafka_home)
     running = broker.info()
