@@ -39,13 +39,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _check_flags(settings: Settings) -> None:
-    """What the flags get wrong, said before any network: the port, three distinct topics, a safe bind."""
+    """What the flags get wrong, said before any network: the port, the limits, a safe bind (topics: Settings)."""
     from sinks.dashboard.auth import require_safe_bind
 
     if not 0 <= settings.dashboard_port <= 65535:
         raise UsageError(f"--dashboard-port {settings.dashboard_port} is not a TCP port")
-    if len({settings.gauges_topic, settings.alerts_topic, settings.input_topic}) != 3:
-        raise UsageError("the gauges, alerts and input topics must be three different topics")
+    for flag, limit in (("--dashboard-max-clients", settings.dashboard_max_clients),
+                        ("--dashboard-max-client-bytes", settings.dashboard_max_client_bytes),
+                        ("--dashboard-max-alerts", settings.dashboard_max_alerts)):
+        if limit <= 0:
+            raise UsageError(f"{flag}: must be a positive number, got {limit}")
     require_safe_bind(settings.dashboard_host, settings.dashboard_token or None)
 
 

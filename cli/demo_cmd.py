@@ -18,8 +18,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from cli.gateway_cmd import ensure_input_topic
+from configwatch.errors import UsageError
 from configwatch.localkafka import bootstrap_servers
 from configwatch.settings import ENV_PREFIX, Settings
+from policy.gateway.config import GatewayConfig
 from policy.simulator import FleetSpec, run_gateway_and_simulator
 
 __all__ = ["add_arguments", "run"]
@@ -45,14 +47,18 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     if given:
         log.warning("the demo sets aside %s (for configwatch run)", ", ".join(given))
     settings = replace(settings, checkpoint_uri=None, connection_ttl=None)
+    if args.clients < 1:
+        raise UsageError(f"--clients must be at least 1, got {args.clients}")
+    # The job's and the gateway's knobs: a usage error before the broker, the gateway and the fleet start.
+    JobOptions.from_settings(_job_settings(settings, Path(tempfile.gettempdir())))
+    GatewayConfig.from_settings(settings)
     logging.getLogger("policy.client").setLevel(logging.ERROR)  # one warning per simulated push otherwise
     with bootstrap_servers(settings) as bootstrap:
         ensure_input_topic(settings, bootstrap)
         ingest = run_gateway_and_simulator(settings, bootstrap, spec=FleetSpec(clients=args.clients))
         print("\n".join(ingest.lines()))
         with tempfile.TemporaryDirectory(prefix="configwatch-demo-") as tmp:
-            demo = replace(settings, checkpoint_dir=Path(tmp), source="kafka", sink="kafka",
-                           trigger="available-now")
+            demo = _job_settings(settings, Path(tmp))
             result = run_job(demo, JobOptions.from_settings(demo), bootstrap, stop_spark=False)
             print(f"demo done: {result.totals['records_in']} records processed, "
                   f"{result.totals['quarantine']} quarantined; outputs in topics {settings.alerts_topic}, "
@@ -62,3 +68,8 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
 
                 serve_live(settings, bootstrap, Path(tmp), args.clients)
     return 0
+
+
+def _job_settings(settings: Settings, checkpoint_dir: Path) -> Settings:
+    """The demo's first job run: the input topic to the output topics, once, on a throwaway checkpoint."""
+    return replace(settings, checkpoint_dir=checkpoint_dir, source="kafka", sink="kafka", trigger="available-now")

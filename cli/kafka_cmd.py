@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from configwatch.errors import UsageError
 from configwatch.localkafka import LocalKafka
 from configwatch.settings import Settings
 
@@ -21,6 +22,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
+    if settings.kafka_port is not None and not 0 < settings.kafka_port < 65536:
+        raise UsageError(f"--kafka-port {settings.kafka_port} is not a TCP port")
+    if settings.kafka_home.exists() and not settings.kafka_home.is_dir():
+        raise UsageError(f"--kafka-home {settings.kafka_home}: not a directory")
     broker = LocalKafka(settings.kafka_home, port=settings.kafka_port)
     if args.action == "start":
         running = broker.info()

@@ -21,6 +21,7 @@ import sys
 from cli.gateway_cmd import ensure_input_topic
 from configwatch.errors import UsageError
 from configwatch.localkafka import bootstrap_servers
+from configwatch.reachability import check_listening
 from configwatch.settings import Settings
 from policy.gateway.config import GatewayConfig
 from policy.loader import load_policy_class, policy_configs
@@ -69,6 +70,10 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     options = RunOptions(rate=args.rate, concurrency=args.concurrency)
     stream = None if args.no_progress else sys.stderr
     if args.connect:
+        if not 0 < settings.gateway_port < 65536:
+            raise UsageError(f"--connect needs the gateway's port, not {settings.gateway_port} (--gateway-port)")
+        check_listening(settings.gateway_host, settings.gateway_port, settings.connect_timeout_s,
+                        "PushConfig gateway (configwatch gateway; --gateway-host, --gateway-port)")
         fleet = generate_fleet(spec)
         bar = Progress(len(fleet), stream) if stream else None
         report = asyncio.run(run_over_tcp((settings.gateway_host, settings.gateway_port), fleet, options, bar))

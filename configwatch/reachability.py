@@ -3,6 +3,7 @@
 A broker that is down, or a wrong ``--bootstrap-servers``, should be one clear line,
 quickly, not a client library's retries, log lines and traceback. A TCP connect comes
 first, so a refused port costs no Kafka client (and prints none of its logging).
+``check_listening`` is the same for a port that is not Kafka's (``simulate --connect``'s gateway).
 """
 
 from __future__ import annotations
@@ -10,18 +11,22 @@ from __future__ import annotations
 import socket
 import time
 
-from configwatch.errors import BrokerUnreachableError
+from configwatch.errors import BrokerUnreachableError, SetupError
+from configwatch.hostports import host_ports
 
-__all__ = ["check_broker", "unanswered"]
+__all__ = ["check_broker", "check_listening", "unanswered"]
 
 
 def _any_port_open(bootstrap: str, timeout_s: float) -> bool:
-    for server in bootstrap.split(","):
-        host, _, port = server.strip().rpartition(":")
+    try:
+        servers = host_ports(bootstrap)
+    except ValueError:
+        return False
+    for server in servers:
         try:
-            with socket.create_connection((host.strip("[]") or "localhost", int(port)), timeout=timeout_s):
+            with socket.create_connection(server, timeout=timeout_s):
                 return True
-        except (OSError, ValueError):
+        except OSError:
             continue
     return False
 
@@ -56,3 +61,15 @@ def check_broker(bootstrap: str, timeout_s: float) -> None:
         time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
     raise BrokerUnreachableError(f"cannot reach Kafka at {bootstrap} within {timeout_s:g} s ({last}); "
                                  "check --bootstrap-servers and that the broker runs")
+
+
+def check_listening(host: str, port: int, timeout_s: float, what: str) -> None:
+    """Return once something accepts a TCP connection at ``host:port``; at the deadline, SetupError naming ``what``."""
+    deadline = time.monotonic() + timeout_s
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            with socket.create_connection((host, port), timeout=min(left, 2.0)):
+                return
+        except OSError:
+            time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+    raise SetupError(f"no {what} accepts connections at {host}:{port} within {timeout_s:g} s")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import re
 import secrets as _stdlib_secrets
@@ -20,7 +21,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from configwatch.contract import ALERTS_TOPIC, GAUGES_TOPIC, INPUT_TOPIC, QUARANTINE_TOPIC, USAGE_TOPIC
-from configwatch.errors import UsageError
+from configwatch.errors import SetupError, UsageError
+from configwatch.hostports import host_ports
 from configwatch.paths import cache_dir, default_checkpoint_root
 from configwatch.secrets import SecretStr
 
@@ -47,7 +49,8 @@ class Settings:
     """Every knob of configwatch. ``None`` means "decide at run time" (see each help)."""
 
     bootstrap_servers: str | None = setting(
-        None, "Kafka bootstrap servers (host:port,...); default: start the embedded local broker",
+        None, "Kafka bootstrap servers (host:port,...); default: the local broker (dashboard, report: one "
+        "already running; the others start it if none runs)",
         commands=("run", "demo", "gateway", "simulate", "dashboard", "report"), metavar="HOSTS")
     input_topic: str = setting(INPUT_TOPIC, "topic holding the contract's input events",
                                commands=("run", "demo", "gateway", "simulate", "dashboard"), metavar="TOPIC")
@@ -56,7 +59,8 @@ class Settings:
                                metavar="DIR")
     kafka_port: int | None = setting(None, "port of the local broker (default: a free port)",
                                      commands=("kafka",), metavar="PORT")
-    checkpoint_dir: Path = setting(None, "root of the streaming checkpoints (default: checkpoints/)",
+    checkpoint_dir: Path = setting(None, "root of the streaming checkpoints (default: the source tree's checkpoints/; "
+                                   "set it in a deployment)",
                                    commands=("run",), metavar="DIR")  # demo: a fresh temporary one per run
     checkpoint_uri: str | None = setting(None, "checkpoint root as a Hadoop URI for a cluster (hdfs://..., "
                                          "s3a://...); overrides --checkpoint-dir", commands=("run",), metavar="URI")
@@ -94,8 +98,8 @@ class Settings:
                                                 commands=("run",), metavar="N")
     expectations: bool = setting(True, "check every decoded batch with the Great Expectations suite",
                                  commands=("run",))
-    outputs: str | None = setting(None, "comma-separated output queries to run (default: every installed one "
-                                  "of quarantine, alerts, gauges)", commands=("run",), metavar="NAMES")
+    outputs: str | None = setting(None, "comma-separated outputs to compute and write (default: all of "
+                                  "alerts, quarantine, gauges, usage)", commands=("run",), metavar="NAMES")
     connect_timeout_s: float = setting(15.0, "how long to wait for Kafka to answer before giving up",
                                        commands=("run", "demo", "gateway", "simulate", "dashboard", "report"),
                                        metavar="SECONDS")
@@ -181,32 +185,52 @@ class Settings:
             object.__setattr__(self, "checkpoint_dir", default_checkpoint_root())
         if self.fingerprint_key is None:
             object.__setattr__(self, "fingerprint_key", _load_or_create_key(_default_key_file()))
+        self._check_values()
         self._check_names()
-        if self.connection_ttl is not None:
-            if self.connection_ttl <= 0:
-                raise UsageError(f"--connection-ttl: must be a positive number of seconds, got {self.connection_ttl:g}")
-            if self.trigger == "available-now":
-                # Spark 4.0 follows every batch of a processing-time stateful processor with a
-                # no-data batch, so an available-now run holding a lease timer would never end.
-                raise UsageError("--connection-ttl needs --trigger continuous (the lease runs on processing-time "
-                                 "timers, which never let an available-now run finish)")
+
+    def _check_values(self) -> None:
+        """Values no command can use fail before anything starts, naming their flag (or variable: ``load``)."""
+        hints = typing.get_type_hints(type(self))
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if _base_type(hints[f.name]) is float and value is not None and not math.isfinite(value):
+                raise _SettingError(f.name, f"must be a finite number, got {value}")
+        if not self.fingerprint_key.get_secret_value().strip():
+            raise _SettingError("fingerprint_key", "empty; fingerprints need a key (unset: a kept random one)")
+        if self.bootstrap_servers is not None:
+            try:
+                host_ports(self.bootstrap_servers)
+            except ValueError as exc:
+                raise _SettingError("bootstrap_servers", str(exc)) from None
+        for name in ("connect_timeout_s", "connection_ttl", "max_offsets_per_trigger", "max_files_per_trigger"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise _SettingError(name, f"must be a positive number, got {value:g}")
+        seen: dict[str, str] = {}
+        for name in ("input_topic", "alerts_topic", "quarantine_topic", "gauges_topic", "usage_topic"):
+            topic = getattr(self, name)
+            if topic in seen:
+                raise _SettingError(name, f"{topic!r} is also {_flag(seen[topic])}; each needs a topic of its own")
+            seen[topic] = name
 
     def _check_names(self) -> None:
         """Topic names Kafka would refuse, and a webhook that is no http(s) URL, fail before anything starts."""
         for f in dataclasses.fields(self):
             name = getattr(self, f.name)
             if f.name.endswith("_topic") and (not _TOPIC_NAME.fullmatch(name) or name in (".", "..")):
-                raise UsageError(f"--{f.name.replace('_', '-')}: {name!r} is not a Kafka topic name (letters, digits, "
-                                 "'.', '_' and '-', at most 249)")
+                raise _SettingError(f.name, f"{name!r} is not a Kafka topic name (letters, digits, '.', '_' and '-', "
+                                    "at most 249)")
         if self.webhook_url is not None:
+            text = self.webhook_url.get_secret_value()
             try:
-                url = urlsplit(self.webhook_url.get_secret_value())
-                usable = url.scheme in ("http", "https") and bool(url.hostname) and (url.port or 1) > 0
+                url = urlsplit(text)
+                usable = (url.scheme in ("http", "https") and bool(url.hostname) and (url.port or 1) > 0
+                          and text.isascii() and not any(c.isspace() or not c.isprintable() for c in text))
             except ValueError:  # an unclosed IPv6 bracket, a port that is no number
                 usable = False
             if not usable:
-                raise UsageError("--webhook-url: not an http:// or https:// URL with a host (the value is not shown: "
-                                 "it may hold a token)")
+                raise _SettingError("webhook_url", "not an http:// or https:// URL with a host, in printable ASCII "
+                                    "without spaces (the value is not shown: it may hold a token)")
 
     @classmethod
     def load(cls, args: argparse.Namespace | None = None,
@@ -215,26 +239,48 @@ class Settings:
         environ = os.environ if environ is None else environ
         hints = typing.get_type_hints(cls)
         values: dict[str, Any] = {}
+        sources: dict[str, str] = {}
         for f in dataclasses.fields(cls):
             raw = getattr(args, f.name, None) if args is not None else None
-            source = f"--{f.name.replace('_', '-')}"
+            source = _flag(f.name)
             if raw is None:
                 raw = environ.get(ENV_PREFIX + f.name.upper())
                 source = ENV_PREFIX + f.name.upper()
             if raw is None:
                 continue
             values[f.name] = _convert(raw, hints[f.name], source, f.metadata.get("choices", ()))
-        return cls(**values)
+            sources[f.name] = source
+        try:
+            return cls(**values)
+        except _SettingError as exc:  # name where the value came from: a flag or a variable
+            raise UsageError(f"{sources.get(exc.name, _flag(exc.name))}: {exc.problem}") from None
+
+
+class _SettingError(UsageError):
+    """A setting's value cannot work: ``--flag: problem`` (``Settings.load`` names a variable it came from)."""
+
+    def __init__(self, name: str, problem: str) -> None:
+        super().__init__(f"{_flag(name)}: {problem}")
+        self.name = name
+        self.problem = problem
+
+
+def _flag(name: str) -> str:
+    return f"--{name.replace('_', '-')}"
 
 
 def _load_or_create_key(path: Path) -> SecretStr:
-    if path.exists():
-        return SecretStr(path.read_text().strip())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    key = _stdlib_secrets.token_hex(32)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(key + "\n")
+    try:
+        if path.exists():
+            return SecretStr(path.read_text().strip())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        key = _stdlib_secrets.token_hex(32)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(key + "\n")
+    except OSError as exc:
+        raise SetupError(f"cannot read or create the fingerprint key {path} ({exc.strerror}); set "
+                         "CONFIGWATCH_CACHE_DIR to a writable directory, or CONFIGWATCH_FINGERPRINT_KEY") from None
     return SecretStr(key)
 
 
@@ -260,6 +306,8 @@ def _convert(raw: Any, hint: Any, source: str, choices: Sequence[str]) -> Any:
         elif target is float:
             value = float(raw)
         elif target is Path:
+            if not raw.strip():
+                raise UsageError(f"{source}: empty; give a directory (or leave it out for the default)")
             value = Path(raw).expanduser()
         elif target is SecretStr:
             value = SecretStr(raw)

@@ -48,7 +48,7 @@ def test_a_port_that_is_no_tcp_port_is_one_line_before_any_network() -> None:
 
 def test_same_topic_twice_is_one_line() -> None:
     out = _run("dashboard", "--bootstrap-servers", "127.0.0.1:1", "--gauges-topic", "t", "--alerts-topic", "t")
-    assert out.returncode == 2 and "three different topics" in out.stderr
+    assert out.returncode == 2 and "--gauges-topic: 't' is also --alerts-topic" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
 
 

@@ -269,7 +269,8 @@ def test_configwatch_gateway_upstream_proxies_a_real_client(kafka_bootstrap: str
     bad = subprocess.run([*cli, "gateway", "--upstream", "kafka-0"], capture_output=True, text=True, env=env,
                          timeout=60, check=False)
     assert bad.returncode == 2
-    assert bad.stderr.strip().splitlines() == ["configwatch gateway: error: --upstream: 'kafka-0' is not HOST:PORT"]
+    assert bad.stderr.strip().splitlines() == [
+        "configwatch gateway: error: --upstream: 'kafka-0' is not HOST:PORT (a port 1-65535)"]
     for flags in (["--upstream", "SASL_SSL://kafka-0:9093"],
                   ["--upstream", "kafka-0:9093", "--upstream-security-protocol", "SSL"]):
         refused = subprocess.run([*cli, "gateway", *flags], capture_output=True, text=True, env=env, timeout=60,

@@ -105,8 +105,11 @@ def test_connection_ttl_setting_becomes_the_lease(tmp_path: Path) -> None:
     assert Settings.load(environ={"CONFIGWATCH_CONNECTION_TTL": "600"}).connection_ttl == 600.0
     with pytest.raises(UsageError, match="--connection-ttl: must be a positive"):
         Settings(checkpoint_dir=tmp_path, connection_ttl=0)
-    with pytest.raises(UsageError, match="needs --trigger continuous"):
-        Settings.load(environ={"CONFIGWATCH_CONNECTION_TTL": "60", "CONFIGWATCH_TRIGGER": "available-now"})
+    with pytest.raises(UsageError, match="CONFIGWATCH_CONNECTION_TTL: must be a positive number, got -5"):
+        Settings.load(environ={"CONFIGWATCH_CONNECTION_TTL": "-5"})
+    lease_once = Settings.load(environ={"CONFIGWATCH_CONNECTION_TTL": "60", "CONFIGWATCH_TRIGGER": "available-now"})
+    with pytest.raises(UsageError, match="needs --trigger continuous"):  # the job's question, not every command's
+        JobOptions.from_settings(lease_once)
 
 
 # -- the real job --------------------------------------------------------------------------------------

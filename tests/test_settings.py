@@ -54,20 +54,22 @@ def test_fingerprint_is_keyed_hmac_cut_to_16_hex() -> None:
 @pytest.mark.parametrize("name", ["bad!topic", "a/b", "with space", "", ".", "..", "t" * 250, "tópico"])
 def test_a_topic_name_kafka_would_refuse_is_a_usage_error(name: str) -> None:
     env = {"CONFIGWATCH_FINGERPRINT_KEY": "k", "CONFIGWATCH_ALERTS_TOPIC": name}
-    with pytest.raises(UsageError, match=r"--alerts-topic: .* is not a Kafka topic name"):
+    with pytest.raises(UsageError, match=r"^CONFIGWATCH_ALERTS_TOPIC: .* is not a Kafka topic name"):
         Settings.load(None, env)
 
 
-@pytest.mark.parametrize("name", ["client-configs", "a.b_c-D9", "t" * 249, "..."])
+@pytest.mark.parametrize("name", ["team-a.alerts", "a.b_c-D9", "t" * 249, "..."])
 def test_topic_names_kafka_takes_are_kept(name: str) -> None:
     env = {"CONFIGWATCH_FINGERPRINT_KEY": "k", "CONFIGWATCH_ALERTS_TOPIC": name}
     assert Settings.load(None, env).alerts_topic == name
 
 
 @pytest.mark.parametrize("url", ["notaurl-hunter2", "ftp://hooks.example/hunter2", "http:///hunter2",
-                                 "http://[::1/hunter2", "http://hooks.example:hunter2/x", "http://hooks.example:99999/x"])
+                                 "http://[::1/hunter2", "http://hooks.example:hunter2/x", "http://hooks.example:99999/x",
+                                 "http://hooks.example/hunter2 x", "http://hooks.example/hunter2\x7f",
+                                 "http://hooks.example/hünter2"])
 def test_a_webhook_that_is_no_http_url_is_a_usage_error_that_does_not_show_it(url: str) -> None:
-    with pytest.raises(UsageError, match="--webhook-url: not an http") as raised:
+    with pytest.raises(UsageError, match="^CONFIGWATCH_WEBHOOK_URL: not an http") as raised:
         Settings.load(None, {"CONFIGWATCH_FINGERPRINT_KEY": "k", "CONFIGWATCH_WEBHOOK_URL": url})
     assert "hunter2" not in str(raised.value)
 
@@ -77,3 +79,34 @@ def test_a_webhook_that_is_no_http_url_is_a_usage_error_that_does_not_show_it(ur
 def test_http_webhooks_are_kept(url: str) -> None:
     s = Settings.load(None, {"CONFIGWATCH_FINGERPRINT_KEY": "k", "CONFIGWATCH_WEBHOOK_URL": url})
     assert s.webhook_url is not None and s.webhook_url.get_secret_value() == url
+
+
+def test_a_value_that_cannot_work_names_the_flag_or_the_variable_it_came_from() -> None:
+    env = {"CONFIGWATCH_FINGERPRINT_KEY": "k", "CONFIGWATCH_MAX_OFFSETS_PER_TRIGGER": "0"}
+    with pytest.raises(UsageError, match="^CONFIGWATCH_MAX_OFFSETS_PER_TRIGGER: must be a positive number, got 0$"):
+        Settings.load(None, env)
+    with pytest.raises(UsageError, match="^--max-offsets-per-trigger: must be a positive number, got -3$"):
+        Settings.load(argparse.Namespace(max_offsets_per_trigger=-3), env)
+    with pytest.raises(UsageError, match="^--connect-timeout-s: must be a finite number, got nan$"):
+        Settings.load(argparse.Namespace(connect_timeout_s=float("nan")), {"CONFIGWATCH_FINGERPRINT_KEY": "k"})
+    with pytest.raises(UsageError, match="^--connection-ttl: must be a positive number"):  # built in code: the flag
+        Settings(fingerprint_key=SecretStr("k"), connection_ttl=-1.0)
+
+
+@pytest.mark.parametrize(("servers", "kept"), [("broker-1:9092", True), ("a:1, b:2,", True), ("[::1]:9092", True),
+                                               ("broker-1", False), (":9092", False), ("a:0", False), ("", False)])
+def test_bootstrap_servers_are_a_host_port_list(servers: str, kept: bool) -> None:
+    env = {"CONFIGWATCH_FINGERPRINT_KEY": "k", "CONFIGWATCH_BOOTSTRAP_SERVERS": servers}
+    if kept:
+        assert Settings.load(None, env).bootstrap_servers == servers
+    else:
+        with pytest.raises(UsageError, match="^CONFIGWATCH_BOOTSTRAP_SERVERS: .*(HOST:PORT|empty)"):
+            Settings.load(None, env)
+
+
+def test_every_topic_is_its_own_and_the_key_is_never_empty() -> None:
+    env = {"CONFIGWATCH_FINGERPRINT_KEY": "k", "CONFIGWATCH_USAGE_TOPIC": "client-version-gauges"}
+    with pytest.raises(UsageError, match="^CONFIGWATCH_USAGE_TOPIC: 'client-version-gauges' is also --gauges-topic"):
+        Settings.load(None, env)
+    with pytest.raises(UsageError, match="^CONFIGWATCH_FINGERPRINT_KEY: empty"):
+        Settings.load(None, {"CONFIGWATCH_FINGERPRINT_KEY": " "})

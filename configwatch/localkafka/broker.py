@@ -119,11 +119,14 @@ class LocalKafka:
         controller_port = _free_port()
         while controller_port == port:
             controller_port = _free_port()
-        self.home.mkdir(parents=True, exist_ok=True)
-        props = self.home / "server.properties"
-        props.write_text(server_properties(port, controller_port, self.data_dir))
-        log4j = self.home / "log4j2.properties"
-        log4j.write_text(log4j2_properties())
+        props, log4j = self.home / "server.properties", self.home / "log4j2.properties"
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+            props.write_text(server_properties(port, controller_port, self.data_dir))
+            log4j.write_text(log4j2_properties())
+        except OSError as exc:
+            raise SetupError(f"cannot write the local broker's files under {self.home} ({exc.strerror}); "
+                             "--kafka-home takes a writable directory") from None
         classpath = os.pathsep.join(str(j) for j in jars)
         self._format_once(java, classpath, props)
         cmd = [

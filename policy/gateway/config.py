@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from configwatch.errors import UsageError
+from configwatch.hostports import host_port
 from configwatch.settings import Settings
 
 __all__ = ["GatewayConfig", "parse_upstream"]
@@ -28,10 +29,10 @@ def parse_upstream(text: str | None,
         if security_protocol != SUPPORTED_UPSTREAM_PROTOCOL:
             raise UsageError(f"--upstream: a {security_protocol} upstream is not supported yet; the gateway proxies "
                              "plaintext clusters only (see docs/ingest.md, Proxy mode)")
-        host, sep, port = item.rpartition(":")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise UsageError(f"--upstream: {item!r} is not HOST:PORT")
-        addresses.append((host.strip("[]"), int(port)))
+        try:
+            addresses.append(host_port(item))
+        except ValueError as exc:
+            raise UsageError(f"--upstream: {exc}") from None
     return tuple(addresses)
 
 

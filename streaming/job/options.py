@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from configwatch.contract import OUTPUT_KINDS
 from configwatch.paths import cache_dir
@@ -93,15 +94,20 @@ class JobOptions:
             if not source.directory.is_dir():
                 what = "is not a directory" if source.directory.exists() else "does not exist"
                 raise JobUsageError(f"--source files:{source.directory}: the directory {what}")
-        for name, value in (("--max-offsets-per-trigger", settings.max_offsets_per_trigger),
-                            ("--max-files-per-trigger", settings.max_files_per_trigger)):
-            if value is not None and value <= 0:
-                raise JobUsageError(f"{name}: must be a positive number, got {value}")
+        if settings.checkpoint_uri is not None:
+            if not urlsplit(settings.checkpoint_uri).scheme:
+                raise JobUsageError(f"--checkpoint-uri: {settings.checkpoint_uri!r} is no URI (hdfs://..., s3a://..., "
+                                    "file:///...); a local directory is --checkpoint-dir")
+        elif Path(settings.checkpoint_dir).exists() and not Path(settings.checkpoint_dir).is_dir():
+            raise JobUsageError(f"--checkpoint-dir {settings.checkpoint_dir}: not a directory")
+        if settings.connection_ttl is not None and settings.trigger == "available-now":
+            # Spark 4.0 follows every batch of a processing-time stateful processor with a
+            # no-data batch, so an available-now run holding a lease timer would never end.
+            raise JobUsageError("--connection-ttl needs --trigger continuous (the lease runs on processing-time "
+                                "timers, which never let an available-now run finish)")
         if not _INTERVAL.match(settings.trigger_interval):
             raise JobUsageError(f"--trigger-interval: expected e.g. '500 milliseconds' or '2 seconds', "
                                 f"got {settings.trigger_interval!r}")
-        if settings.connect_timeout_s <= 0:
-            raise JobUsageError(f"--connect-timeout-s: must be positive, got {settings.connect_timeout_s}")
         kinds: tuple[str, ...] = OUTPUT_KINDS
         if settings.outputs:
             kinds = tuple(dict.fromkeys(n.strip() for n in settings.outputs.split(",") if n.strip()))
