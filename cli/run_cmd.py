@@ -1,13 +1,12 @@
-"""Run the streaming job: read contract records (Kafka topic or replay files), decode them with
-Arrow, validate every batch (contract + Great Expectations), and write quarantine, alerts and
-gauges to Kafka topics or JSON Lines files. One progress line per micro-batch.
+"""Run the streaming job: read contract records (Kafka topic or replay files), decode them,
+validate every batch (contract + Great Expectations), and write quarantine, alerts, gauges and
+usage to Kafka topics or JSON Lines files. One progress line per micro-batch.
 
   configwatch run                                   the input topic -> the output topics, until SIGINT/SIGTERM
   configwatch run --source files:DIR --sink files:OUT --trigger available-now
-                                                    replay the files in DIR into OUT/{alerts,quarantine,gauges}, exit
+                                                    replay the files in DIR into OUT/<output>/, then exit
 
-Checkpoints live under --checkpoint-dir (one subdirectory per query); a restarted job
-resumes where it stopped. See docs/operations.md.
+Checkpoints live under --checkpoint-dir; a restarted job resumes where it stopped. See docs/operations.md.
 """
 
 from __future__ import annotations
