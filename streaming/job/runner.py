@@ -84,7 +84,7 @@ class JobResult:
         t = self.totals
         return (f"total: {t['records_in']} records in, {t['invalid']} invalid ({t['expectation_failed']} by "
                 f"expectations); out {t['alerts']} findings, {t['quarantine']} quarantined, {t['gauges']} gauge "
-                f"updates in {t['batches']} batches")
+                f"updates in {t['batches']} batch{'' if t['batches'] == 1 else 'es'}")
 
 
 @contextlib.contextmanager
