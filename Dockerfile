@@ -6,6 +6,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY pyproject.toml README.md ./
+COPY cli ./cli
 COPY configwatch ./configwatch
 COPY policy ./policy
 COPY streaming ./streaming
