@@ -19,12 +19,12 @@ import time
 from kafka import KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
-from configwatch.errors import ConfigwatchError
+from configwatch.errors import ConfigwatchError, UsageError
 from configwatch.localkafka import running_bootstrap
 from configwatch.records import VersionUsage
 from configwatch.settings import Settings
 from udfs.upgrade.readiness import ClientReadiness, UpgradeReadiness, check_readiness
-from udfs.upgrade.releases import broker_release, broker_releases
+from udfs.upgrade.releases import UnknownReleaseError, broker_release, broker_releases
 from udfs.upgrade.usage import usage_from_records
 
 __all__ = ["add_arguments", "read_usage", "render_table", "run"]
@@ -92,7 +92,10 @@ def render_table(report: UpgradeReadiness) -> str:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
-    target = broker_release(args.target)  # an unknown release fails before anything is read
+    try:
+        target = broker_release(args.target)  # an unknown release fails before anything is read
+    except UnknownReleaseError as exc:
+        raise UsageError(f"--target: {exc}") from None
     report = check_readiness(usage_from_records(read_usage(running_bootstrap(settings), settings.usage_topic)),
                              target)
     print(json.dumps(report.to_dict(), indent=2) if args.json else render_table(report))

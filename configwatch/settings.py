@@ -195,8 +195,11 @@ class Settings:
             value = getattr(self, f.name)
             if _base_type(hints[f.name]) is float and value is not None and not math.isfinite(value):
                 raise _SettingError(f.name, f"must be a finite number, got {value}")
-        if not self.fingerprint_key.get_secret_value().strip():
-            raise _SettingError("fingerprint_key", "empty; fingerprints need a key (unset: a kept random one)")
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            secret = isinstance(value, SecretStr)
+            if (secret or f.name.endswith("_host")) and not (value.get_secret_value() if secret else value).strip():
+                raise _SettingError(f.name, "empty; leave it unset for the default")
         if self.bootstrap_servers is not None:
             try:
                 host_ports(self.bootstrap_servers)

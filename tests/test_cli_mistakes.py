@@ -37,7 +37,8 @@ def test_a_bootstrap_list_that_is_no_host_port_list_is_one_line_at_once(servers:
 @pytest.mark.parametrize(("env", "message"), [
     ({"CONFIGWATCH_MAX_OFFSETS_PER_TRIGGER": "0"}, "CONFIGWATCH_MAX_OFFSETS_PER_TRIGGER: must be a positive number"),
     ({"CONFIGWATCH_CONNECT_TIMEOUT_S": "nan"}, "CONFIGWATCH_CONNECT_TIMEOUT_S: must be a finite number"),
-    ({"CONFIGWATCH_ALERTS_TOPIC": "client-configs"}, "CONFIGWATCH_ALERTS_TOPIC: 'client-configs' is also --input-topic"),
+    ({"CONFIGWATCH_ALERTS_TOPIC": "client-configs"},
+     "CONFIGWATCH_ALERTS_TOPIC: 'client-configs' is also --input-topic"),
     ({"CONFIGWATCH_KAFKA_HOME": ""}, "CONFIGWATCH_KAFKA_HOME: empty"),
 ])
 def test_a_variable_that_cannot_work_is_named_as_the_variable(env: dict[str, str], message: str) -> None:
@@ -65,11 +66,13 @@ def test_the_job_reading_its_own_output_is_one_line() -> None:
     (("--checkpoint-dir", "FILE"), "not a directory"),
     (("--checkpoint-uri", "notauri"), "--checkpoint-uri: 'notauri' is no URI"),
     (("--connect-timeout-s", "nan"), "--connect-timeout-s: must be a finite number"),
+    (("--source", "files:FILE"), ": not a directory"),
+    (("--outputs", ",,"), "--outputs: names no output (available: alerts, quarantine, gauges, usage)"),
 ])
 def test_run_says_what_a_flag_gets_wrong_before_any_network(tmp_path: Path, args: tuple[str, str],
                                                              message: str) -> None:
     (tmp_path / "file").write_text("")
-    args = tuple(str(tmp_path / "file") if a == "FILE" else a for a in args)
+    args = tuple(a.replace("FILE", str(tmp_path / "file")) for a in args)
     code, line = _one_line("run", "--bootstrap-servers", "127.0.0.1:1", *args)
     assert code == 2 and message in line
 

@@ -123,6 +123,10 @@ def test_cli_mistakes_are_one_line(kafka_bootstrap: str) -> None:
     ("gateway", "--gateway-push-rate-limit", "-1",
      "--gateway-push-rate-limit: must not be negative (0: unlimited), got -1"),
     ("simulate", "--policy-buffer-size", "0", "--policy-buffer-size: must be a positive number, got 0"),
+    ("gateway", "--gateway-metrics-port", "9192", "--gateway-metrics-port 9192 is also --gateway-port"),
+    ("gateway", "--gateway-broker-id", "-1", "--gateway-broker-id: must not be negative, got -1"),
+    ("simulate", "--gateway-socket-send-buffer-bytes", "-5",
+     "--gateway-socket-send-buffer-bytes: a size in bytes, or -1 or 0 for the OS default; got -5"),
 ])
 def test_a_gateway_knob_that_cannot_work_is_one_line_before_any_network(command: str, flag: str, value: str,
                                                                          says: str) -> None:

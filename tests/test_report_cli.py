@@ -12,9 +12,10 @@ from udfs.upgrade.usage import ClientUsage
 
 def test_an_unknown_target_is_one_line_before_anything_is_read(capsys: pytest.CaptureFixture[str]) -> None:
     # 127.0.0.1:1 answers nothing: the target is judged first, so no connection is tried.
-    assert main(["report", "upgrade", "--target", "9.9", "--bootstrap-servers", "127.0.0.1:1"]) == 1
+    assert main(["report", "upgrade", "--target", "9.9", "--bootstrap-servers", "127.0.0.1:1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["configwatch report: no request-version data for Kafka '9.9'; known: 3.9, 4.0, 4.1, 4.2, 4.3"]
+    assert err == ["configwatch report: error: --target: no request-version data for Kafka '9.9'; "
+                   "known: 3.9, 4.0, 4.1, 4.2, 4.3"]
 
 
 def test_the_table_lists_not_ready_first_with_the_offending_requests() -> None:

@@ -89,6 +89,14 @@ def _check(settings: Settings) -> None:
     for flag, (port, lowest) in ports.items():
         if not lowest <= port <= 65535:
             raise UsageError(f"{flag} {port} is not a TCP port{' (or -1: off)' if lowest < 0 else ''}")
+    if settings.gateway_port > 0 and settings.gateway_metrics_port == settings.gateway_port:
+        raise UsageError(f"--gateway-metrics-port {settings.gateway_metrics_port} is also --gateway-port")
+    if settings.gateway_broker_id < 0:
+        raise UsageError(f"--gateway-broker-id: must not be negative, got {settings.gateway_broker_id}")
+    for flag, size in (("--gateway-socket-send-buffer-bytes", settings.gateway_socket_send_buffer_bytes),
+                       ("--gateway-socket-receive-buffer-bytes", settings.gateway_socket_receive_buffer_bytes)):
+        if size < -1:
+            raise UsageError(f"{flag}: a size in bytes, or -1 or 0 for the OS default; got {size}")
     positive = {
         "--client-config-max-bytes": settings.client_config_max_bytes,
         "--policy-buffer-size": settings.policy_buffer_size,

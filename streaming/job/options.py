@@ -92,8 +92,8 @@ class JobOptions:
         if source.kind == FILES:
             assert source.directory is not None
             if not source.directory.is_dir():
-                what = "is not a directory" if source.directory.exists() else "does not exist"
-                raise JobUsageError(f"--source files:{source.directory}: the directory {what}")
+                what = "not a directory" if source.directory.exists() else "the directory does not exist"
+                raise JobUsageError(f"--source files:{source.directory}: {what}")
         if settings.checkpoint_uri is not None:
             if not urlsplit(settings.checkpoint_uri).scheme:
                 raise JobUsageError(f"--checkpoint-uri: {settings.checkpoint_uri!r} is no URI (hdfs://..., s3a://..., "
@@ -113,8 +113,8 @@ class JobOptions:
             kinds = tuple(dict.fromkeys(n.strip() for n in settings.outputs.split(",") if n.strip()))
             unknown = [k for k in kinds if k not in OUTPUT_KINDS]
             if unknown or not kinds:
-                raise JobUsageError(f"--outputs: {', '.join(unknown) or 'nothing'} not available "
-                                    f"(available: {', '.join(OUTPUT_KINDS)})")
+                what = f"{', '.join(unknown)} not available" if unknown else "names no output"
+                raise JobUsageError(f"--outputs: {what} (available: {', '.join(OUTPUT_KINDS)})")
         return cls(
             source=source,
             sink=sink,
