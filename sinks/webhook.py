@@ -15,8 +15,9 @@ Delivery guarantee: best effort, at most once per ``alert_id`` per Python proces
 exponential backoff and jitter on connection errors, 5xx and 429 (``Retry-After``
 honoured, capped), and never on other 4xx. Requests are rate limited per process
 (token bucket). A writer never raises: when the endpoint stays down past its
-retries or the writer's deadline, the alerts are dropped, counted and logged
-(counts and status codes only, never a payload), so a failing webhook never stops
+retries or the writer's deadline, or a POST cannot be made at all (a URL urllib
+refuses), the alerts are dropped, counted and logged (counts, status codes and
+exception types only, never a payload or the URL), so a failing webhook never stops
 the job or touches the Kafka copy of the alerts, which is written by its own query.
 """
 
@@ -215,7 +216,12 @@ class WebhookWriter(SinkWriter):
         delay = self.sink.backoff_s
         for attempt in range(1, self.sink.max_attempts + 1):
             self.sink.bucket().acquire()
-            status, retry_after = self._send(body)
+            try:
+                status, retry_after = self._send(body)
+            except Exception as exc:  # a request urllib cannot make (http.client.InvalidURL, a non-ASCII path)
+                # Its text quotes the URL, which may hold a token: the type only. It would fail again: no retry.
+                log.warning("webhook %s: POST not sent (%s)", self.sink.description, type(exc).__name__)
+                return False
             if status is not None and 200 <= status < 300:
                 _count("posted")
                 return True
@@ -234,7 +240,10 @@ class WebhookWriter(SinkWriter):
         return False
 
     def _send(self, body: bytes) -> tuple[int | None, float | None]:
-        """One POST: (status, Retry-After seconds); status None when no HTTP answer came."""
+        """One POST: (status, Retry-After seconds); status None when no HTTP answer came.
+
+        Raises when the request cannot be made at all (the exception's text may quote the URL).
+        """
         request = urllib.request.Request(self.sink.url.get_secret_value(), data=body, method="POST",
                                          headers={"Content-Type": "application/json",
                                                   "User-Agent": "configwatch-webhook"})

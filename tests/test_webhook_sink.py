@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -132,6 +133,20 @@ def test_a_dead_webhook_never_raises_and_counts_the_drop(receiver: Receiver) -> 
     receiver.server.server_close()
     deliver(sink(f"http://127.0.0.1:{port}/gone", max_attempts=2), [finding()])
     assert stats()["alerts_dropped"] - before["alerts_dropped"] == 3
+
+
+@pytest.mark.parametrize("tail", [" with space", "-\u00e9t\u00e9"])
+def test_a_url_urllib_refuses_is_a_counted_drop_that_never_shows_the_url(
+        receiver: Receiver, tail: str, caplog: pytest.LogCaptureFixture) -> None:
+    # A space makes urllib raise http.client.InvalidURL quoting the path; non-ASCII, UnicodeEncodeError.
+    caplog.set_level(logging.DEBUG)
+    before = stats()
+    sink(receiver.url + tail).notify([json.dumps(finding())], 0)  # the job's notifier path; does not raise
+    assert receiver.bodies == []
+    assert stats()["alerts_dropped"] - before["alerts_dropped"] == 1
+    assert stats()["retries"] == before["retries"]  # it would fail the same way again
+    assert "T0KEN" not in caplog.text
+    assert all(r.exc_info is None for r in caplog.records)
 
 
 def test_failed_alerts_are_not_remembered_as_delivered(receiver: Receiver) -> None:
