@@ -8,23 +8,46 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
-from collections.abc import Callable, Sequence
-from typing import NoReturn
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NoReturn
 
 from cli import commands
 from configwatch.errors import ConfigwatchError, UsageError
-from configwatch.settings import Settings, add_arguments
+from configwatch.settings import Settings, add_arguments, secret_flags
 
 __all__ = ["build_parser", "main"]
 
 log = logging.getLogger(__name__)
 
 
+_SECRET_FLAGS = secret_flags()
+
+
+def _secret_values(argv: Sequence[str]) -> list[str]:
+    """What ``argv`` gives secret flags (``--flag VALUE``, ``--flag=VALUE``, or an abbreviation), longest first."""
+    values = []
+    for i, arg in enumerate(argv):
+        name, eq, value = arg.partition("=")
+        if len(name) > 2 and name.startswith("--") and any(flag.startswith(name) for flag in _SECRET_FLAGS):
+            values.append(value if eq else argv[i + 1] if i + 1 < len(argv) else "")
+    return sorted((v for v in values if v.strip()), key=len, reverse=True)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage mistake is one helpful line."""
+    """argparse, but a usage mistake is one helpful line, which never echoes what a secret flag was given."""
+
+    _secrets: Sequence[str] = ()
+
+    def parse_known_args(self, args: Iterable[str] | None = None, namespace: Any = None) -> tuple[Any, list[str]]:
+        argv = sys.argv[1:] if args is None else list(args)
+        self._secrets = _secret_values(argv)
+        return super().parse_known_args(argv, namespace)
 
     def error(self, message: str) -> NoReturn:
+        for value in self._secrets:  # where argparse puts a value: "--flag VALUE", "--flag=VALUE", "'VALUE'"
+            message = re.sub(rf"(?<![^\s='\"]){re.escape(value)}(?![^\s'\",])", "***", message)
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 

@@ -26,7 +26,7 @@ from configwatch.hostports import host_ports
 from configwatch.paths import cache_dir, default_checkpoint_root
 from configwatch.secrets import SecretStr
 
-__all__ = ["ENV_PREFIX", "Settings", "add_arguments", "setting"]
+__all__ = ["ENV_PREFIX", "Settings", "add_arguments", "secret_flags", "setting"]
 
 ENV_PREFIX = "CONFIGWATCH_"
 _TOPIC_NAME = re.compile(r"[A-Za-z0-9._-]{1,249}")  # Kafka's own rule (org.apache.kafka.common.internals.Topic)
@@ -344,3 +344,9 @@ def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
             kwargs.pop("metavar", None)
             kwargs["action"] = argparse.BooleanOptionalAction
         parser.add_argument(f"--{f.name.replace('_', '-')}", **kwargs)
+
+
+def secret_flags() -> frozenset[str]:
+    """The flag of every secret setting (a ``SecretStr``), whichever commands expose it."""
+    hints = typing.get_type_hints(Settings)
+    return frozenset(_flag(f.name) for f in dataclasses.fields(Settings) if _base_type(hints[f.name]) is SecretStr)

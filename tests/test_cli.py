@@ -43,6 +43,24 @@ def test_bad_flag_is_one_helpful_line() -> None:
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.parametrize("argv", [["run", "--fingerprint-key", "K3Y"],
+                                  ["dashboard", "--webhook-url", "https://h/T0KEN with space"],
+                                  ["gateway", "--dashboard-token=T0K"], ["dashboard", "--webhook", "https://h/T0KEN"],
+                                  ["--dashboard-token", "T0K", "dashboard"], ["dashboard", "--dashboard=T0K"]])
+def test_a_usage_error_never_echoes_what_a_secret_flag_was_given(argv: list[str]) -> None:
+    out = _run(*argv)
+    assert out.returncode == 2
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "***" in out.stderr
+    assert "K3Y" not in out.stderr and "T0K" not in out.stderr, out.stderr
+
+
+def test_blanking_a_short_secret_leaves_the_rest_of_the_message_alone() -> None:
+    out = _run("dashboard", "--dashboard-token", "a", "--port", "abc")
+    assert out.returncode == 2
+    assert "argument --port: invalid int value: 'abc'" in out.stderr
+
+
 @pytest.mark.parametrize("flag", [("--checkpoint-dir", "somewhere"), ("--connection-ttl", "30")])
 def test_the_demo_offers_no_flag_its_runs_cannot_honour(flag: tuple[str, str]) -> None:
     out = _run("demo", *flag)
