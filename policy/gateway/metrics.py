@@ -3,7 +3,8 @@
 The KIP's client-config metrics: current unique client instance ids; process()
 calls and errors (counters, so Prometheus derives the rates); process() latency
 average (a Summary's sum/count) and maximum (over a sliding window, as Kafka's
-Max stat). Also KIP-511 connections per software name and version, requests
+Max stat). Also KIP-511 connections per software name and version (a secret in
+one as the marker its events carry: ``ConnectionRegistry``), requests
 and connection closes by outcome, and the publisher's event counts. The KIP tags
 latency by client_instance_id; here it is not labelled, to keep the series count
 bounded (one series per client instance would grow without limit).

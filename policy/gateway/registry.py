@@ -3,8 +3,10 @@
 A connection is registered after its first valid ApiVersions request, which
 publishes ``connection_opened``; when the socket ends, a registered connection
 publishes ``connection_closed``. The registry also answers the KIP metrics'
-questions: open connections per software name and version, and the number of
-unique client instance ids among open connections.
+questions: open connections per software name and version (given an identity
+key, a name or version holding a secret counts under the marker its published
+events carry, ``mask_identity``), and the number of unique client instance ids
+among open connections.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from typing import Any
 
 from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, UNKNOWN_SOFTWARE
 from configwatch.records import Event
+from configwatch.secrets import SecretStr
 from policy.api import RequestContext
 from policy.publisher import EventSink
+from udfs.sensitivity import mask_identity
 
 __all__ = ["ConnectionRegistry"]
 
@@ -32,8 +36,9 @@ def _now_ms() -> int:
 class ConnectionRegistry:
     """Open, registered connections keyed by connection id (one event loop uses it)."""
 
-    def __init__(self, sink: EventSink | None) -> None:
+    def __init__(self, sink: EventSink | None, identity_key: SecretStr | None = None) -> None:
         self._sink = sink
+        self._identity_key = identity_key
         self._open: dict[str, RequestContext] = {}
         self._instances: Counter[str] = Counter()
         self._software: Counter[tuple[str, str]] = Counter()
@@ -45,7 +50,7 @@ class ConnectionRegistry:
         self._open[context.connection_id] = context
         if context.client_instance_id:
             self._instances[context.client_instance_id] += 1
-        self._software[_software(context)] += 1
+        self._software[self._software_of(context)] += 1
         self._publish(CONNECTION_OPENED, context)
         return True
 
@@ -59,7 +64,7 @@ class ConnectionRegistry:
             self._instances[context.client_instance_id] -= 1
             if self._instances[context.client_instance_id] <= 0:
                 del self._instances[context.client_instance_id]
-        sw = _software(context)
+        sw = self._software_of(context)
         self._software[sw] -= 1
         if self._software[sw] <= 0:
             del self._software[sw]
@@ -78,16 +83,21 @@ class ConnectionRegistry:
         return len(self._instances)
 
     def connections_by_software(self) -> dict[tuple[str, str], int]:
-        """KIP-511 ``connections`` per (software name, version); absent names count as unknown."""
+        """KIP-511 ``connections`` per (software name, version) as counted by :meth:`_software_of`."""
         return dict(self._software)
+
+    def _software_of(self, context: RequestContext) -> tuple[str, str]:
+        """The (name, version) a connection counts under: as its events are published; absent is unknown."""
+        name, version = context.client_software_name, context.client_software_version
+        if self._identity_key is not None:
+            shown = mask_identity(Event(event=CONNECTION_OPENED, timestamp_ms=0, client_software_name=name,
+                                        client_software_version=version), self._identity_key)
+            name, version = shown.client_software_name, shown.client_software_version
+        return (name or UNKNOWN_SOFTWARE, version or UNKNOWN_SOFTWARE)
 
     def _publish(self, event_type: str, context: RequestContext, extra: Mapping[str, Any] | None = None) -> None:
         if self._sink is None:
             return
         event = Event(event=event_type, timestamp_ms=_now_ms(), **context.event_fields(), **(extra or {}))
         self._sink.offer(event)
-
-
-def _software(context: RequestContext) -> tuple[str, str]:
-    return (context.client_software_name or UNKNOWN_SOFTWARE, context.client_software_version or UNKNOWN_SOFTWARE)
 

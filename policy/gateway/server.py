@@ -16,6 +16,7 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
+from configwatch.secrets import SecretStr
 from policy.api import ClientConfigPolicy
 from policy.gateway.apis import RequestHandler
 from policy.gateway.brokers import BrokerListeners
@@ -36,9 +37,10 @@ class Gateway:
     """One listening gateway; ``start``/``stop`` run on its event loop."""
 
     def __init__(self, config: GatewayConfig, *, policy: ClientConfigPolicy | None, sink: EventSink | None,
-                 publisher_stats: Callable[[], PublisherStats] | None = None) -> None:
+                 publisher_stats: Callable[[], PublisherStats] | None = None,
+                 identity_key: SecretStr | None = None) -> None:
         self.config = config
-        self.registry = ConnectionRegistry(sink)
+        self.registry = ConnectionRegistry(sink, identity_key)  # the key: software labels as published
         self._tasks: set[asyncio.Task[Any]] = set()
         self.metrics = GatewayMetrics(self.registry, publisher_stats, lambda: len(self._tasks),
                                       sink.unavailable if sink is not None else None)

@@ -74,7 +74,7 @@ def _build(settings: Settings, bootstrap_servers: str) -> GatewayHandle:
         log.warning("the publisher has not reached Kafka at %s within %.0f s; pushes get a retriable error "
                     "until it does", bootstrap_servers, PUBLISHER_CONNECT_WAIT_S)
     gateway = Gateway(config, policy=policy, sink=publisher,
-                      publisher_stats=publisher.stats)
+                      publisher_stats=publisher.stats, identity_key=settings.fingerprint_key)
     return GatewayHandle(gateway, publisher, policy, None)
 
 
