@@ -102,10 +102,10 @@ def validate_event(obj: Any) -> None:
 
 @dataclass(frozen=True, slots=True)
 class ConfigEntry:
-    """One PushConfig entry as published (value null when redacted)."""
+    """One PushConfig entry as published (value null when redacted); its repr leaves the value out."""
 
     key: str
-    value: str | None
+    value: str | None = field(repr=False)
     type: str
     is_default: bool
     redacted: bool = False
@@ -137,7 +137,10 @@ class ConfigEntry:
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """An input event (section 1): ``config_push``, ``connection_opened`` or ``connection_closed``."""
+    """An input event (section 1): ``config_push``, ``connection_opened`` or ``connection_closed``.
+
+    Its repr leaves ``configs`` out (their keys and values).
+    """
 
     event: str
     timestamp_ms: int
@@ -152,7 +155,7 @@ class Event:
     listener: str | None = None
     security_protocol: str | None = None
     client_address: str | None = None
-    configs: tuple[ConfigEntry, ...] | None = None
+    configs: tuple[ConfigEntry, ...] | None = field(default=None, repr=False)
     request_size_bytes: int | None = None
     # connection_closed in gateway proxy mode: the distinct (api_key, version) pairs the client sent, sorted.
     request_versions: tuple[tuple[int, int], ...] | None = None
@@ -175,8 +178,8 @@ class Event:
     def from_json(cls, data: str | bytes) -> Event:
         try:
             obj = json.loads(data)
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise verdicts.NOT_UTF8_JSON.error() from exc
+        except (UnicodeDecodeError, ValueError):
+            raise verdicts.NOT_UTF8_JSON.error() from None  # the decoder's error holds the whole record
         return cls.from_dict(obj)
 
     def to_dict(self) -> dict[str, Any]:

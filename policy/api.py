@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from types import TracebackType
 from typing import Any
 
@@ -24,11 +24,11 @@ class ClientConfig:
     """One pushed entry: ``ClientConfig(key, value, type, isDefault)``.
 
     ``type`` is the ConfigDef.Type name (``configwatch.contract.CONFIG_TYPES``);
-    the wire carries every value as a string.
+    the wire carries every value as a string. Its repr leaves the value out.
     """
 
     key: str
-    value: str | None
+    value: str | None = field(repr=False)
     type: str
     is_default: bool
 

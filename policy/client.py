@@ -8,7 +8,8 @@ advertises PushConfig, send the client's configuration:
 - ``config.push.allowed.keys`` (or ``PushOptions.allowed_keys``) replaces the
   default key set; that key itself is only sent when it lists itself;
 - entries sensitive under the KIP rules (``udfs.sensitivity``) are dropped with
-  a warning naming the keys (never values); if nothing is left, nothing is sent;
+  a warning naming the keys (never values; a key that itself holds a secret as
+  its marker, ``udfs.rules.batch.safe_key_names``); if nothing is left, nothing is sent;
 - network and retriable errors are retried with exponential backoff (and
   ThrottleTimeMs waited out) until ``timeout_s``;
 - nothing raises into the caller: the outcome is a ``PushResult``.
@@ -19,17 +20,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import secrets
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 import kafka.errors
+import pyarrow as pa
 
+from configwatch.secrets import SecretStr
 from policy.api import ClientConfig
 from policy.exceptions import ProtocolError
 from policy.protocol import CONFIG_TOO_LARGE, INVALID_CONFIG, NONE, error_name
 from policy.session import ClientIdentity, HandshakeRejectedError, PushSession
+from udfs.rules.batch import safe_key_names
 from udfs.sensitivity import kip_client_reason
 
 __all__ = ["ClientIdentity", "PushOptions", "PushResult", "push_config", "push_config_async", "select_configs"]
@@ -47,6 +52,9 @@ UNSUPPORTED = "unsupported"    # the broker does not advertise PushConfig
 SKIPPED = "skipped"            # enable.config.push=false
 NOTHING = "nothing_to_send"    # every selected entry was sensitive (or none selected)
 FAILED = "failed"              # retries exhausted (network, timeouts, retriable errors)
+
+# A client holds no deployment key: the markers of withheld keys are under this process's own.
+_MARKER_KEY = SecretStr(secrets.token_hex(32))
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +110,7 @@ def _allowed(configs: Sequence[ClientConfig], options: PushOptions) -> tuple[str
 
 def select_configs(configs: Sequence[ClientConfig], options: PushOptions
                    ) -> tuple[list[ClientConfig], list[tuple[str, str]]]:
-    """The entries to send and the (key, rule) pairs withheld as sensitive (the caller warns)."""
+    """The entries to send and the (key as shown, rule) pairs withheld as sensitive (the caller warns)."""
     allowed = _allowed(configs, options)
     selected = []
     for c in configs:
@@ -124,6 +132,9 @@ def select_configs(configs: Sequence[ClientConfig], options: PushOptions
             sent.append(c)
         else:
             withheld.append((c.key, rule))
+    if withheld:
+        shown, _ = safe_key_names(pa.array([k for k, _ in withheld], pa.string()), _MARKER_KEY)
+        withheld = [(str(k), rule) for k, (_, rule) in zip(shown, withheld, strict=True)]
     return sent, withheld
 
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+
+import pytest
+
 from policy.api import ClientConfig
-from policy.client import PushOptions, _backoff_s, select_configs
+from policy.client import PushOptions, _backoff_s, push_config, select_configs
+from tests.conftest import free_port
 
 CONFIGS = [
     ClientConfig("acks", "all", "STRING", True),
@@ -33,6 +38,26 @@ def test_without_allowed_keys_defaults_apply_and_the_key_itself_is_not_sent() ->
 def test_a_non_compliant_client_sends_sensitive_entries() -> None:
     sent, withheld = select_configs(CONFIGS, PushOptions(filter_sensitive=False, allowed_keys=("sasl.mechanism",)))
     assert [c.key for c in sent] == ["sasl.mechanism"] and withheld == []
+
+
+def test_a_withheld_key_that_holds_a_secret_is_shown_as_its_marker(caplog: pytest.LogCaptureFixture) -> None:
+    configs = [ClientConfig("ssl.AKIAIOSFODNN7EXAMPLE", "x", "STRING", False),
+               ClientConfig("sasl.mechanism", "PLAIN", "STRING", False), ClientConfig("acks", "all", "STRING", True)]
+    caplog.set_level(logging.DEBUG)
+    # Nothing listens there: the warning and the result's withheld keys come before the first connect.
+    result = push_config(("127.0.0.1", free_port()), configs,
+                         options=PushOptions(allowed_keys=("ssl.AKIAIOSFODNN7EXAMPLE", "sasl.mechanism", "acks"),
+                                             timeout_s=0.2, retry_backoff_ms=50))
+    marker, plain = result.withheld_keys
+    assert marker.startswith("redacted:") and plain == "sasl.mechanism"
+    assert "AKIAIOSFODNN7EXAMPLE" not in caplog.text and marker in caplog.text
+    assert select_configs(configs, PushOptions(allowed_keys=("ssl.AKIAIOSFODNN7EXAMPLE",)))[1] == [
+        (marker, "kip-sensitive-prefix")]  # one marker per key within a process
+
+
+def test_a_config_repr_leaves_the_value_out() -> None:
+    config = ClientConfig("sasl.jaas.config", "S3CRET", "PASSWORD", False)
+    assert "S3CRET" not in repr(config) and "sasl.jaas.config" in repr(config)
 
 
 def test_backoff_doubles_from_retry_backoff_ms_up_to_the_max_with_jitter() -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import traceback
 from typing import Any
 
 import pytest
 
 from configwatch.errors import ContractError
-from configwatch.records import Event, Finding, Gauge, QuarantineRecord
+from configwatch.records import ConfigEntry, Event, Finding, Gauge, QuarantineRecord
 
 BASE: dict[str, Any] = {"schema_version": 1, "event": "connection_opened", "timestamp_ms": 1,
                         "connection_id": "c1"}
@@ -39,6 +40,24 @@ def test_invalid_records_have_stable_reasons(payload: bytes, reason: str) -> Non
         Event.from_json(payload)
     assert err.value.reason == reason
     assert payload.decode(errors="replace") not in str(err.value) or len(payload) < 3
+
+
+@pytest.mark.parametrize("payload", [b'{"configs": [{"key": "sasl.jaas.config", "value": "S3CRET"',
+                                     b'\xff{"configs": [{"key": "sasl.jaas.config", "value": "S3CRET"}]}'])
+def test_an_unreadable_record_is_one_verdict_that_holds_no_part_of_it(payload: bytes) -> None:
+    with pytest.raises(ContractError) as err:
+        Event.from_json(payload)
+    assert str(err.value) == "not_json: the record is not UTF-8 JSON"
+    # The decoder's own error holds the whole record (JSONDecodeError.doc, UnicodeDecodeError.object): not chained.
+    assert err.value.__cause__ is None and err.value.__suppress_context__
+    assert "S3CRET" not in "".join(traceback.format_exception(err.value))
+
+
+def test_reprs_leave_config_values_out() -> None:
+    entry = ConfigEntry("sasl.jaas.config", "S3CRET", "PASSWORD", False)
+    event = Event(event="config_push", timestamp_ms=1, connection_id="c1", configs=(entry,))
+    assert "S3CRET" not in repr(entry) and "S3CRET" not in repr(event) and "c1" in repr(event)
+    assert entry != ConfigEntry("sasl.jaas.config", "other", "PASSWORD", False)  # still compared
 
 
 def test_empty_software_name_is_unknown() -> None:

@@ -25,7 +25,7 @@ from udfs.rules.secretscan import scan, scan_identity
 from udfs.schema import ENTRY_TYPE
 
 __all__ = ["CONFIGS_TYPE", "CONTEXT_COLUMNS", "IDENTITY_FIELDS", "MARKER_PATTERN", "MARKER_PREFIX", "MASKED_AT_EDGE",
-           "SUBJECT", "SUBJECT_FALLBACKS", "PushBatch", "redacted_marker"]
+           "SUBJECT", "SUBJECT_FALLBACKS", "PushBatch", "redacted_marker", "safe_key_names"]
 
 CONFIGS_TYPE = pa.list_(ENTRY_TYPE)
 # Event fields a finding copies (contract section 2), then what the rules also need.
@@ -95,7 +95,7 @@ class PushBatch:
         flat = pc.list_flatten(configs)
         entry_row = pc.list_parent_indices(configs).to_numpy().astype(np.int64)
         keys = flat.field("key")
-        safe_keys, key_secret = _safe_keys(keys, key)
+        safe_keys, key_secret = safe_key_names(keys, key)
         subject_fp = _subject_fingerprints(context, key)
         context, identity_hits = _safe_identity(context, key)
         context[SUBJECT] = subject_fp
@@ -126,8 +126,8 @@ class PushBatch:
         return self.profile_ids[self.entry_row] if len(self.entry_row) else np.zeros(0, dtype=object)
 
 
-def _safe_keys(keys: pa.Array, key: SecretStr) -> tuple[np.ndarray, pa.Array]:
-    """Key names as findings may show them: a key that holds a secret becomes its marker."""
+def safe_key_names(keys: pa.Array, key: SecretStr) -> tuple[np.ndarray, pa.Array]:
+    """Key names as findings may show them (a key that holds a secret becomes its marker), and the rule per key."""
     distinct = pc.unique(keys)
     found = scan(distinct)
     hits = pc.fill_null(pc.is_valid(found), False)
