@@ -27,11 +27,13 @@ from streaming.job import QUERY_NAME, JobOptions, StreamingJob
 from udfs.decode import decode_file_batches
 from udfs.memory import MemoryPipeline
 from udfs.pipeline import DEFAULT_LAYOUT
+from udfs.rules.batch import redacted_marker
 from udfs.split_lines import FILE_COLUMNS
 
 T0 = 1_790_000_000_000
 KEY = SecretStr("gauges-jvm-test")
 NAMES = [("java", "3.9.1"), ("java", "4.0.0"), ("librdkafka", "2.6.1"), (None, None), ("sarama", "")]
+SECRET_INSTANCE = "AKIAIOSFODNN7EXAMPLE"  # one client's instance id holds a secret: it travels as its marker
 
 
 def _stream(seed: int, batches: int, per_batch: int) -> list[list[dict[str, Any]]]:
@@ -53,8 +55,9 @@ def _stream(seed: int, batches: int, per_batch: int) -> list[list[dict[str, Any]
                 cid = rng.choice(closed)["connection_id"] if reuse else f"10.0.0.1:9092-10.0.0.2:{n}-{n}"
                 n += 1
                 name, version = rng.choice(NAMES)
+                instance = rng.choice([None, f"inst-{rng.randrange(12)}"])
                 event: dict[str, Any] = {"event": "connection_opened", "connection_id": cid, "timestamp_ms": ts,
-                                        "client_instance_id": rng.choice([None, f"inst-{rng.randrange(12)}"]),
+                                        "client_instance_id": SECRET_INSTANCE if instance == "inst-0" else instance,
                                         "client_software_name": name, "client_software_version": version}
                 opened[cid] = event
             elif roll < 0.8:  # a close (some in the open's millisecond), some with request versions (a proxy)
@@ -150,7 +153,9 @@ def test_the_jvm_steps_give_the_python_transitions_records_batch_by_batch(spark:
     memory = MemoryPipeline(KEY, kinds=(GAUGES, USAGE))
     expected = _memory(batches, files, memory)
     assert sum(len(e[GAUGES]) for e in expected) > 20 and sum(len(e[USAGE]) for e in expected) > 5
+    assert redacted_marker(SECRET_INSTANCE, KEY) in json.dumps(expected)  # in a usage record's instance ids
     assert by_epoch == expected
+    assert not any(SECRET_INSTANCE in p.read_text() for p in out.rglob("*.jsonl"))
     # The same connection entries (open connections, close markers not yet swept) are left in state.
     entries = spark.read.format("statestore").option("operatorId", 2).option("stateVarName", "entries").load(
         str(tmp_path / "ckpt" / QUERY_NAME))

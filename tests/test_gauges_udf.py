@@ -22,6 +22,7 @@ from udfs.gauges import (
     apply_deltas,
     bucket_of,
 )
+from udfs.rules.batch import redacted_marker
 
 NOW = 1_800_000_000_000
 
@@ -68,6 +69,16 @@ def test_a_secret_software_version_is_counted_and_stored_only_as_its_fingerprint
     assert is_valid_software(marker)
     stored = list(state.conns.values())
     assert token not in repr(state) and {c.version for c in stored} == {marker, "3.9"}
+
+
+def test_a_secret_client_instance_id_is_counted_and_stored_only_as_its_marker() -> None:
+    key = SecretStr("k")
+    secret = "AKIAIOSFODNN7EXAMPLE"
+    state, [out] = run([ev("opened", 1, "c1", inst=secret), ev("opened", 2, "c2", inst="i1")],
+                       config=GaugeConfig(fingerprint_key=key))
+    assert out == {"java/3.9": (2, 2, False)}
+    assert secret not in repr(state) and {c.instance for c in state.conns.values()} == {
+        redacted_marker(secret, key), "i1"}
 
 
 def test_output_follows_the_schema_and_stamps_processing_time() -> None:

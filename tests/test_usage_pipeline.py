@@ -16,6 +16,7 @@ from configwatch.records import Event, VersionUsage
 from configwatch.secrets import SecretStr
 from udfs.decode import decode_values
 from udfs.memory import MemoryPipeline
+from udfs.rules.batch import redacted_marker
 from udfs.upgrade.readiness import check_readiness
 from udfs.upgrade.usage import decode_usage, encode_usage, usage_from_records
 
@@ -70,6 +71,18 @@ def test_closes_with_request_versions_fold_into_one_usage_record_per_version() -
     readiness = check_readiness(usage_from_records([record, java]), "4.0")
     assert {(c.client_software_name, c.status) for c in readiness.clients} == {
         ("kafka-python", "not_ready"), ("apache-kafka-java", "ready")}
+
+
+def test_a_client_instance_id_holding_a_secret_is_counted_stored_and_published_as_its_marker() -> None:
+    secret = "AKIAIOSFODNN7EXAMPLE"
+    pipeline = MemoryPipeline(KEY)
+    out = pipeline.process(_batch(_conn(1, "kafka-python", "2.0.2", secret, ((0, 2),))
+                                  + _conn(2, "kafka-python", "2.0.2", "inst-a", ((0, 2),))), 1_790_000_100_000)
+    (usage,) = [VersionUsage.from_json(r.value) for r in out if r.kind == USAGE]
+    assert usage.client_instance_ids == tuple(sorted((redacted_marker(secret, KEY), "inst-a")))
+    assert usage.client_instances == 2  # still counted
+    assert secret not in repr([r.value for r in out])
+    assert secret not in repr([(s.values, s.maps) for s in (pipeline._first, pipeline._second)])  # the state
 
 
 def test_closes_without_request_versions_make_no_usage_record() -> None:

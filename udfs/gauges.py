@@ -30,7 +30,8 @@ RocksDB, one entry per connection); :func:`advance` runs both in memory over a
 - ``connections`` = open connections of a name/version; ``client_instances`` =
   distinct non-null ``client_instance_id`` among them;
 - software names and versions arrive already masked (:func:`masked_texts`): a
-  value the secret scan flags is counted as ``redacted-<fingerprint>``;
+  value the secret scan flags is counted as ``redacted-<fingerprint>``; client
+  instance ids too, as findings show them (``udfs.sensitivity.masked_identities``);
 - optional lease: with ``ttl_ms``, a connection whose last event was seen
   ``ttl_ms`` or longer ago (processing time) is dropped, logged and counted.
 """
@@ -51,6 +52,7 @@ from configwatch.records import Gauge
 from configwatch.secrets import SecretStr, fingerprint
 from udfs.rules.secretscan import mask_secrets
 from udfs.schema import record_fields
+from udfs.sensitivity import masked_identities
 
 __all__ = [
     "DEFAULT_BUCKETS",
@@ -356,7 +358,8 @@ def advance(state: GaugeState, events: pd.DataFrame | Iterable[pd.DataFrame], no
     deltas: list[Delta] = []
     if len(df):
         df = df.assign(client_software_name=masked_texts(df["client_software_name"], config.fingerprint_key),
-                       client_software_version=masked_texts(df["client_software_version"], config.fingerprint_key))
+                       client_software_version=masked_texts(df["client_software_version"], config.fingerprint_key),
+                       client_instance_id=masked_identities(df["client_instance_id"].tolist(), config.fingerprint_key))
         buckets = [bucket_of(c, config.buckets) for c in df["connection_id"].tolist()]
         for bucket, part in df.groupby(pd.Series(buckets, index=df.index), sort=True):
             b = int(bucket)

@@ -54,6 +54,7 @@ from udfs.gauges import DEFAULT_BUCKETS, GaugeConfig, bucket_of, masked_texts
 from udfs.rules.findings import contract_json
 from udfs.rules.stateful import KEY_SEP, OBSERVATION_SCHEMA, PASS, pass_key, prepare
 from udfs.schema import EVENT_SCHEMA
+from udfs.sensitivity import masked_identities
 
 __all__ = [
     "CONN",
@@ -155,7 +156,8 @@ def gauge_route(name: str, version: str) -> str:
     return f"{GAUGE}{KEY_SEP}{software_key(name, version)}"
 
 
-def _gauge_rows(valid: pa.Table, config: GaugeConfig) -> pa.Table:
+def _gauge_rows(valid: pa.Table, config: GaugeConfig, key: SecretStr) -> pa.Table:
+    """Connection events as gauge rows: names and versions as counted, instance ids as findings show them."""
     wanted = [CONNECTION_OPENED, CONNECTION_CLOSED] + ([CONFIG_PUSH] if config.ttl_ms is not None else [])
     mask = pc.and_(pc.is_in(valid.column("event"), pa.array(wanted)),
                    pc.and_(pc.is_valid(valid.column("connection_id")), pc.is_valid(valid.column("timestamp_ms"))))
@@ -178,7 +180,7 @@ def _gauge_rows(valid: pa.Table, config: GaugeConfig) -> pa.Table:
         "event": events.column("event"),
         "connection_id": cids,
         "timestamp_ms": events.column("timestamp_ms"),
-        "client_instance_id": events.column("client_instance_id"),
+        "client_instance_id": masked_identities(events.column("client_instance_id").to_pylist(), key),
         "client_software_name": masked_texts(events.column("client_software_name").to_pylist(),
                                              config.fingerprint_key),
         "client_software_version": masked_texts(events.column("client_software_version").to_pylist(),
@@ -251,7 +253,7 @@ def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,
             parts.append(_table({**{n: observed.column(n) for n in observed.column_names}, "kind": kind},
                                 observed.num_rows, ROUTED_SCHEMA))
     if GAUGES in kinds or USAGE in kinds:  # one pass over the connection events gives both
-        parts.append(_gauge_rows(valid, gauges))
+        parts.append(_gauge_rows(valid, gauges, key))
     return pa.concat_tables(parts) if parts else ROUTED_SCHEMA.empty_table()
 
 

@@ -17,7 +17,8 @@ An entry is sensitive, checked in this order (the first reason is reported):
 
 An identity field (client id, principal, software name, ...) with a secret in it is
 replaced by its ``redacted:<fingerprint>`` marker wherever it travels
-(:func:`mask_identity` for one event at the edge; the job masks whole batches).
+(:func:`mask_identity` for one event at the edge, :func:`masked_identities` for one
+field of many events; the job's findings mask whole batches).
 
 :func:`sensitive_first` is the vectorized decision; :func:`sensitive_reason` the
 same for one entry. Callers that know the client judge custom keys with
@@ -31,6 +32,7 @@ import functools
 import itertools
 import re
 import unicodedata
+from collections.abc import Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -41,7 +43,7 @@ from configwatch.records import Event
 from configwatch.secrets import SecretStr
 from udfs.rules.batch import IDENTITY_FIELDS, PushBatch, redacted_marker
 from udfs.rules.keysets import known_anywhere
-from udfs.rules.secretscan import scan, scan_identity
+from udfs.rules.secretscan import mask_secrets, scan, scan_identity
 
 __all__ = [
     "CAMEL_BOUNDARY",
@@ -63,6 +65,7 @@ __all__ = [
     "key_words",
     "kip_client_reason",
     "mask_identity",
+    "masked_identities",
     "normalize_key",
     "sensitive_entries",
     "sensitive_first",
@@ -217,3 +220,12 @@ def mask_identity(event: Event, key: SecretStr) -> Event:
     masked: dict[str, Any] = {name: redacted_marker(value, key)
                               for name, value, hit in zip(IDENTITY_FIELDS, values, found, strict=True) if hit}
     return dataclasses.replace(event, **masked)
+
+
+def masked_identities(values: Sequence[Any], key: SecretStr | None) -> list[Any]:
+    """One identity field's values with :func:`mask_identity`'s rule (one scan per distinct value); no key: as is."""
+    present = [v for v in values if isinstance(v, str) and v]
+    if key is None or not present:
+        return list(values)
+    shown = dict(zip(present, mask_secrets(present, lambda v: redacted_marker(v, key), identity=True), strict=True))
+    return [shown.get(v, v) if isinstance(v, str) else v for v in values]

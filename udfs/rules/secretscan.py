@@ -197,9 +197,9 @@ def scan_strings(values: Sequence[str | None]) -> list[str | None]:
     return scan(pa.array(values, pa.string())).to_pylist()
 
 
-def mask_secrets(values: Sequence[str], replace: Callable[[str], str]) -> list[str]:
+def mask_secrets(values: Sequence[str], replace: Callable[[str], str], *, identity: bool = False) -> list[str]:
     """``values`` with every string ``scan`` flags swapped for ``replace(value)``; one scan per distinct value."""
     distinct = list(dict.fromkeys(values))
-    found = scan(pa.array(distinct, pa.string())).to_pylist()
+    found = scan(pa.array(distinct, pa.string()), identity=identity).to_pylist()
     swaps = {v: replace(v) for v, kind in zip(distinct, found, strict=True) if kind is not None}
     return [swaps.get(v, v) for v in values] if swaps else list(values)

@@ -70,6 +70,14 @@ final class Detector {
     return findings;
   }
 
+  /** {@code udfs.sensitivity.masked_identities} for one value: one holding a secret as its marker. */
+  String shownIdentity(String value) {
+    if (value == null || value.isEmpty() || scan.scanIdentity(value) == null) {
+      return value;
+    }
+    return markerPrefix + keyed.fingerprint(value);
+  }
+
   /** One push as every rule reads it ({@code PushBatch} for one row). */
   final class View {
     private final Push push;

@@ -310,7 +310,7 @@ final class RouteStep implements MapPartitionsFunction<Row, Row> {
     set(row, "event", kind);
     set(row, "connection_id", cid);
     set(row, "timestamp_ms", e.field("timestamp_ms"));
-    set(row, "client_instance_id", e.field("client_instance_id"));
+    set(row, "client_instance_id", engine.detector.shownIdentity((String) e.field("client_instance_id")));
     set(row, "client_software_name", masked(engine, (String) e.field("client_software_name")));
     set(row, "client_software_version", masked(engine, (String) e.field("client_software_version")));
     if (r.file() != null) {
