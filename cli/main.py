@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(spec.name, help=spec.help, description=spec.description)
         add_arguments(p, spec.name)
         spec.add_arguments(p)
-        p.set_defaults(handler=spec.handler)
+        p.set_defaults(handler=spec.handler, command_parser=p)
     return parser
 
 
@@ -84,7 +84,11 @@ def _configure_logging(level: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:  # said by the command's parser, whose --help lists the flags it does take
+        said_by: _Parser = getattr(args, "command_parser", parser)
+        said_by._secrets = _secret_values(sys.argv[1:] if argv is None else list(argv))
+        said_by.error(f"unrecognized arguments: {' '.join(extras)}")
     handler: Callable[[Settings, argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
