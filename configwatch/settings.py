@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from configwatch.contract import ALERTS_TOPIC, GAUGES_TOPIC, INPUT_TOPIC, QUARANTINE_TOPIC, USAGE_TOPIC
+from configwatch.contract import (
+    ALERTS_TOPIC,
+    GAUGES_TOPIC,
+    INPUT_TOPIC,
+    QUARANTINE_TOPIC,
+    SECURITY_PROTOCOLS,
+    USAGE_TOPIC,
+)
 from configwatch.errors import SetupError, UsageError
 from configwatch.hostports import host_ports
 from configwatch.paths import cache_dir, default_checkpoint_root
@@ -172,7 +179,7 @@ class Settings:
     upstream_security_protocol: str = setting("PLAINTEXT", "proxy mode: the upstream cluster's security.protocol "
                                               "(only PLAINTEXT is supported; the others are refused at start)",
                                               commands=("gateway",),
-                                              choices=("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"))
+                                              choices=SECURITY_PROTOCOLS)
     gateway_broker_port_base: int = setting(9200, "proxy mode: the gateway listens for broker N on this port + N "
                                             "(0: a free port per broker)", commands=("gateway",), metavar="PORT")
     log_level: str = setting("INFO", "log level", choices=("DEBUG", "INFO", "WARNING", "ERROR"))

@@ -117,3 +117,13 @@ def test_simulate_connect_says_no_gateway_listens() -> None:
                     f"--gateway-port) accepts connections at 127.0.0.1:{port} within 1 s")
     code, line = _one_line("simulate", "--connect", "--gateway-port", "0")
     assert code == 2 and "--connect needs the gateway's port" in line
+
+
+@pytest.mark.parametrize(("upstream", "message"), [
+    ("bogus://h:9092", "--upstream: 'bogus' is not a security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)"),
+    (",,", "--upstream: empty; give the cluster's HOST:PORT,... (or leave it out: no proxy)"),
+    ("h:9092,a b:1", "--upstream: 'a b:1' is not HOST:PORT (a port 1-65535)"),
+])
+def test_an_upstream_that_is_no_cluster_address_is_one_line(upstream: str, message: str) -> None:
+    code, line = _one_line("gateway", *DEAD, "--upstream", upstream)
+    assert (code, line) == (2, f"configwatch gateway: error: {message}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from configwatch.contract import SECURITY_PROTOCOLS
 from configwatch.errors import UsageError
 from configwatch.hostports import host_port
 from configwatch.settings import Settings
@@ -16,16 +17,19 @@ SUPPORTED_UPSTREAM_PROTOCOL = "PLAINTEXT"
 
 def parse_upstream(text: str | None,
                    security_protocol: str = SUPPORTED_UPSTREAM_PROTOCOL) -> tuple[tuple[str, int], ...]:
-    """``host:port,host:port`` (optionally ``PLAINTEXT://host:port``) as address pairs; empty or None means
-    no upstream (not a proxy). TLS and SASL upstreams are refused: the gateway does not terminate them."""
+    """``host:port,host:port`` (optionally ``PLAINTEXT://host:port``) as address pairs; None means no upstream
+    (not a proxy). TLS and SASL upstreams are refused: the gateway does not terminate them."""
+    if text is None:
+        return ()
     addresses = []
-    for item in (text or "").split(","):
-        item = item.strip()
-        if not item:
+    for item in text.split(","):
+        protocol, sep, rest = item.strip().partition("://")
+        if not protocol:
             continue
-        protocol, sep, rest = item.partition("://")
         if sep:
             item, security_protocol = rest, protocol.upper()
+        if security_protocol not in SECURITY_PROTOCOLS:
+            raise UsageError(f"--upstream: {protocol!r} is not a security protocol ({', '.join(SECURITY_PROTOCOLS)})")
         if security_protocol != SUPPORTED_UPSTREAM_PROTOCOL:
             raise UsageError(f"--upstream: a {security_protocol} upstream is not supported yet; the gateway proxies "
                              "plaintext clusters only (see docs/ingest.md, Proxy mode)")
@@ -33,6 +37,8 @@ def parse_upstream(text: str | None,
             addresses.append(host_port(item))
         except ValueError as exc:
             raise UsageError(f"--upstream: {exc}") from None
+    if not addresses:
+        raise UsageError("--upstream: empty; give the cluster's HOST:PORT,... (or leave it out: no proxy)")
     return tuple(addresses)
 
 
