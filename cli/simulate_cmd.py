@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import math
 import sys
 
 from cli.gateway_cmd import ensure_input_topic
@@ -57,8 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
-    if args.clients < 1 or args.concurrency < 1 or args.hold_ms < 0 or args.rate < 0:
-        raise UsageError("--clients and --concurrency must be at least 1, --hold-ms and --rate not negative")
+    if args.clients < 1 or args.concurrency < 1 or args.hold_ms < 0 or not 0 <= args.rate < math.inf:
+        raise UsageError("--clients and --concurrency must be at least 1, --hold-ms and --rate not negative "
+                         "(--rate: a finite number)")
     GatewayConfig.from_settings(settings)  # the gateway's knobs: a usage error before anything starts
     if settings.log_level != "DEBUG":
         # Compliant simulated clients warn about every sensitive key they withhold, as the KIP asks;

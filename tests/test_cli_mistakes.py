@@ -127,3 +127,9 @@ def test_simulate_connect_says_no_gateway_listens() -> None:
 def test_an_upstream_that_is_no_cluster_address_is_one_line(upstream: str, message: str) -> None:
     code, line = _one_line("gateway", *DEAD, "--upstream", upstream)
     assert (code, line) == (2, f"configwatch gateway: error: {message}")
+
+
+@pytest.mark.parametrize("rate", ["nan", "inf", "-1"])
+def test_simulate_refuses_a_rate_that_is_no_rate(rate: str) -> None:
+    code, line = _one_line("simulate", *DEAD, "--rate", rate)
+    assert code == 2 and "--rate: a finite number" in line
