@@ -21,12 +21,26 @@ from policy.gateway import GatewayHandle, running_gateway
 from tests.kafka_helpers import read_all
 
 __all__ = [
-    "TEST_KEY", "create_topic", "gateway", "gateway_settings",
+    "TEST_KEY", "ListSink", "create_topic", "gateway", "gateway_settings",
     "health", "metric", "raw_connect", "read_events", "recv_frame",
     "recv_until_closed", "roundtrip",
 ]
 
 TEST_KEY = SecretStr("configwatch-test-fingerprint-key")
+
+
+class ListSink:
+    """An ``EventSink`` that keeps what it is offered (a registry's events, without a publisher)."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def offer(self, event: Event) -> bool:
+        self.events.append(event)
+        return True
+
+    def unavailable(self) -> str | None:
+        return None
 
 
 def gateway_settings(topic: str, **overrides: Any) -> Settings:

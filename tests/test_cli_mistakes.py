@@ -62,21 +62,6 @@ def test_the_job_reading_its_own_output_is_one_line() -> None:
                                "each needs a topic of its own")
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("--checkpoint-dir", "FILE"), "not a directory"),
-    (("--checkpoint-uri", "notauri"), "--checkpoint-uri: 'notauri' is no URI"),
-    (("--connect-timeout-s", "nan"), "--connect-timeout-s: must be a finite number"),
-    (("--source", "files:FILE"), ": not a directory"),
-    (("--outputs", ",,"), "--outputs: names no output (available: alerts, quarantine, gauges, usage)"),
-])
-def test_run_says_what_a_flag_gets_wrong_before_any_network(tmp_path: Path, args: tuple[str, str],
-                                                             message: str) -> None:
-    (tmp_path / "file").write_text("")
-    args = tuple(a.replace("FILE", str(tmp_path / "file")) for a in args)
-    code, line = _one_line("run", "--bootstrap-servers", "127.0.0.1:1", *args)
-    assert code == 2 and message in line
-
-
 def test_an_unusable_cache_directory_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     env = {"CONFIGWATCH_CACHE_DIR": str(tmp_path / "file"), "CONFIGWATCH_FINGERPRINT_KEY": ""}

@@ -22,6 +22,7 @@ from configwatch.records import Event, validate_event
 from policy.api import RequestContext
 from policy.gateway.registry import ConnectionRegistry
 from policy.gateway.usage import RequestUsage
+from tests.gateway_helpers import ListSink
 from udfs.classify import parse_record
 from udfs.decode import decode_values
 from udfs.fastjson import fast_parse
@@ -145,20 +146,8 @@ def test_request_usage_keeps_distinct_sorted_pairs_up_to_the_cap_and_counts_the_
     assert RequestUsage().event_fields() == {"request_versions": ()}
 
 
-class _ListSink:
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def offer(self, event: Event) -> bool:
-        self.events.append(event)
-        return True
-
-    def unavailable(self) -> str | None:
-        return None
-
-
 def test_the_registry_adds_the_usage_to_connection_closed_only() -> None:
-    sink = _ListSink()
+    sink = ListSink()
     registry = ConnectionRegistry(sink)
     context = RequestContext(connection_id="c1", client_software_name="kafka-python",
                              client_software_version="3.0.12")

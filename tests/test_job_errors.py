@@ -47,8 +47,15 @@ def test_parse_target() -> None:
     (("--trigger-interval", "soon"), "--trigger-interval: expected e.g. '500 milliseconds' or '2 seconds'"),
     (("--max-offsets-per-trigger", "0"), "--max-offsets-per-trigger: must be a positive number, got 0"),
     (("--outputs", "quarantine,nope"), "--outputs: nope not available"),
+    (("--outputs", ",,"), "--outputs: names no output (available: alerts, quarantine, gauges, usage)"),
+    (("--checkpoint-dir", "FILE"), "not a directory"),
+    (("--checkpoint-uri", "notauri"), "--checkpoint-uri: 'notauri' is no URI"),
+    (("--connect-timeout-s", "nan"), "--connect-timeout-s: must be a finite number"),
+    (("--source", "files:FILE"), ": not a directory"),
 ])
 def test_bad_flags_are_one_line(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    (tmp_path / "file").write_text("")
+    args = tuple(a.replace("FILE", str(tmp_path / "file")) for a in args)
     source = ("--source", f"files:{tmp_path}", "--sink", f"files:{tmp_path / 'out'}")
     out = _run(tmp_path, *source, *args) if args[0] not in ("--source", "--sink") else _run(tmp_path, *args)
     assert out.returncode == 2
