@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Callable, Iterable
 
 from configwatch.errors import BrokerUnreachableError, SetupError
 from configwatch.hostports import host_ports
@@ -17,11 +18,8 @@ from configwatch.hostports import host_ports
 __all__ = ["check_broker", "check_listening", "unanswered"]
 
 
-def _any_port_open(bootstrap: str, timeout_s: float) -> bool:
-    try:
-        servers = host_ports(bootstrap)
-    except ValueError:
-        return False
+def _accepts(servers: Iterable[tuple[str, int]], timeout_s: float) -> bool:
+    """Whether any of ``servers`` accepts a TCP connection within ``timeout_s``."""
     for server in servers:
         try:
             with socket.create_connection(server, timeout=timeout_s):
@@ -31,12 +29,29 @@ def _any_port_open(bootstrap: str, timeout_s: float) -> bool:
     return False
 
 
+def _until(timeout_s: float, attempt: Callable[[float], str | None]) -> str | None:
+    """Call ``attempt(seconds left)`` until it returns None (done) or the deadline passes; then the last reason."""
+    deadline = time.monotonic() + timeout_s
+    last = "no answer"
+    while (left := deadline - time.monotonic()) > 0:
+        why = attempt(left)
+        if why is None:
+            return None
+        last = why
+        time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+    return last
+
+
 def unanswered(bootstrap: str, timeout_s: float) -> str | None:
     """One try: None when a broker at ``bootstrap`` answers a metadata request, else why not."""
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaError
 
-    if not _any_port_open(bootstrap, min(timeout_s, 2.0)):
+    try:
+        servers = host_ports(bootstrap)
+    except ValueError:
+        return "not a HOST:PORT list"
+    if not _accepts(servers, min(timeout_s, 2.0)):
         return "connection refused or timed out"  # no client, so none of its reconnect backoff or logging
     try:
         admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="configwatch-preflight",
@@ -51,25 +66,13 @@ def unanswered(bootstrap: str, timeout_s: float) -> str | None:
 
 def check_broker(bootstrap: str, timeout_s: float) -> None:
     """Return once a broker at ``bootstrap`` answers a metadata request; raise at the deadline."""
-    deadline = time.monotonic() + timeout_s
-    last = "no answer"
-    while (left := deadline - time.monotonic()) > 0:
-        why = unanswered(bootstrap, left)
-        if why is None:
-            return
-        last = why
-        time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
-    raise BrokerUnreachableError(f"cannot reach Kafka at {bootstrap} within {timeout_s:g} s ({last}); "
-                                 "check --bootstrap-servers and that the broker runs")
+    why = _until(timeout_s, lambda left: unanswered(bootstrap, left))
+    if why is not None:
+        raise BrokerUnreachableError(f"cannot reach Kafka at {bootstrap} within {timeout_s:g} s ({why}); "
+                                     "check --bootstrap-servers and that the broker runs")
 
 
 def check_listening(host: str, port: int, timeout_s: float, what: str) -> None:
     """Return once something accepts a TCP connection at ``host:port``; at the deadline, SetupError naming ``what``."""
-    deadline = time.monotonic() + timeout_s
-    while (left := deadline - time.monotonic()) > 0:
-        try:
-            with socket.create_connection((host, port), timeout=min(left, 2.0)):
-                return
-        except OSError:
-            time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
-    raise SetupError(f"no {what} accepts connections at {host}:{port} within {timeout_s:g} s")
+    if _until(timeout_s, lambda left: None if _accepts([(host, port)], min(left, 2.0)) else "refused") is not None:
+        raise SetupError(f"no {what} accepts connections at {host}:{port} within {timeout_s:g} s")
