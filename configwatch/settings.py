@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import math
 import os
 import re
@@ -197,10 +198,9 @@ class Settings:
 
     def _check_values(self) -> None:
         """Values no command can use fail before anything starts, naming their flag (or variable: ``load``)."""
-        hints = typing.get_type_hints(type(self))
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if _base_type(hints[f.name]) is float and value is not None and not math.isfinite(value):
+            if _types()[f.name] is float and value is not None and not math.isfinite(value):
                 raise _SettingError(f.name, f"must be a finite number, got {value}")
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
@@ -247,7 +247,6 @@ class Settings:
              environ: Mapping[str, str] | None = None) -> Settings:
         """Build settings: a flag given on the command line wins over the environment."""
         environ = os.environ if environ is None else environ
-        hints = typing.get_type_hints(cls)
         values: dict[str, Any] = {}
         sources: dict[str, str] = {}
         for f in dataclasses.fields(cls):
@@ -258,7 +257,7 @@ class Settings:
                 source = ENV_PREFIX + f.name.upper()
             if raw is None:
                 continue
-            values[f.name] = _convert(raw, hints[f.name], source, f.metadata.get("choices", ()))
+            values[f.name] = _convert(raw, _types()[f.name], source, f.metadata.get("choices", ()))
             sources[f.name] = source
         try:
             return cls(**values)
@@ -294,6 +293,12 @@ def _load_or_create_key(path: Path) -> SecretStr:
     return SecretStr(key)
 
 
+@functools.cache
+def _types() -> dict[str, Any]:
+    """Each setting's type, ``None`` taken off (``int | None`` is ``int``)."""
+    return {name: _base_type(hint) for name, hint in typing.get_type_hints(Settings).items()}
+
+
 def _base_type(hint: Any) -> Any:
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
         args = [a for a in typing.get_args(hint) if a is not type(None)]
@@ -301,8 +306,7 @@ def _base_type(hint: Any) -> Any:
     return hint
 
 
-def _convert(raw: Any, hint: Any, source: str, choices: Sequence[str]) -> Any:
-    target = _base_type(hint)
+def _convert(raw: Any, target: Any, source: str, choices: Sequence[str]) -> Any:
     if not isinstance(raw, str):
         return raw  # argparse already converted it
     try:
@@ -332,12 +336,11 @@ def _convert(raw: Any, hint: Any, source: str, choices: Sequence[str]) -> Any:
 
 def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     """Add the flags of every setting that ``command`` exposes (defaults stay None)."""
-    hints = typing.get_type_hints(Settings)
     for f in dataclasses.fields(Settings):
         meta = f.metadata
         if command not in meta.get("commands", ()):
             continue
-        target = _base_type(hints[f.name])
+        target = _types()[f.name]
         kwargs: dict[str, Any] = {"default": None, "help": meta["help"], "dest": f.name}
         if meta.get("metavar"):
             kwargs["metavar"] = meta["metavar"]
@@ -355,5 +358,4 @@ def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
 
 def secret_flags() -> frozenset[str]:
     """The flag of every secret setting (a ``SecretStr``), whichever commands expose it."""
-    hints = typing.get_type_hints(Settings)
-    return frozenset(_flag(f.name) for f in dataclasses.fields(Settings) if _base_type(hints[f.name]) is SecretStr)
+    return frozenset(_flag(name) for name, target in _types().items() if target is SecretStr)
