@@ -30,7 +30,7 @@ from configwatch.contract import (
     USAGE_TOPIC,
 )
 from configwatch.errors import SetupError, UsageError
-from configwatch.hostports import host_ports
+from configwatch.hostports import check_host, host_ports
 from configwatch.paths import cache_dir, default_checkpoint_root
 from configwatch.secrets import SecretStr
 
@@ -207,6 +207,11 @@ class Settings:
             secret = isinstance(value, SecretStr)
             if (secret or f.name.endswith("_host")) and not (value.get_secret_value() if secret else value).strip():
                 raise _SettingError(f.name, "empty; leave it unset for the default")
+            if f.name.endswith("_host"):
+                try:
+                    check_host(value)
+                except ValueError as exc:
+                    raise _SettingError(f.name, str(exc)) from None
         if self.bootstrap_servers is not None:
             try:
                 host_ports(self.bootstrap_servers)

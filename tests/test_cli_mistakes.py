@@ -107,11 +107,25 @@ def test_simulate_connect_says_no_gateway_listens() -> None:
 @pytest.mark.parametrize(("upstream", "message"), [
     ("bogus://h:9092", "--upstream: 'bogus' is not a security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)"),
     (",,", "--upstream: empty; give the cluster's HOST:PORT,... (or leave it out: no proxy)"),
-    ("h:9092,a b:1", "--upstream: 'a b:1' is not HOST:PORT (a port 1-65535)"),
+    ("h:9092,a b:1", "--upstream: 'a b:1' is not HOST:PORT: 'a b' is not a host name or IP address"),
+    ("h:9092,h!:1", "--upstream: 'h!:1' is not HOST:PORT: 'h!' is not a host name or IP address"),
+    ("h:0", "--upstream: 'h:0' is not HOST:PORT (a port 1-65535)"),
 ])
 def test_an_upstream_that_is_no_cluster_address_is_one_line(upstream: str, message: str) -> None:
     code, line = _one_line("gateway", *DEAD, "--upstream", upstream)
     assert (code, line) == (2, f"configwatch gateway: error: {message}")
+
+
+@pytest.mark.parametrize(("args", "env", "message"), [
+    (("dashboard", "--host", "not_a_host!"), {}, "--dashboard-host: 'not_a_host!' is not a host name or IP address"),
+    (("gateway", "--gateway-host", "a..b"), {}, "--gateway-host: 'a..b' is not a host name or IP address"),
+    (("dashboard",), {"CONFIGWATCH_DASHBOARD_HOST": "x y"},
+     "CONFIGWATCH_DASHBOARD_HOST: 'x y' is not a host name or IP address"),
+])
+def test_a_host_that_is_no_host_is_named_before_any_network(args: tuple[str, ...], env: dict[str, str],
+                                                            message: str) -> None:
+    code, line = _one_line(*args, *DEAD, env=env)
+    assert (code, line) == (2, f"configwatch {args[0]}: error: {message}")
 
 
 @pytest.mark.parametrize("rate", ["nan", "inf", "-1"])

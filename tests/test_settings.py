@@ -94,7 +94,9 @@ def test_a_value_that_cannot_work_names_the_flag_or_the_variable_it_came_from() 
 
 
 @pytest.mark.parametrize(("servers", "kept"), [("broker-1:9092", True), ("a:1, b:2,", True), ("[::1]:9092", True),
-                                               ("broker-1", False), (":9092", False), ("a:0", False), ("", False)])
+                                               ("kafka_0.internal.:9092", True), ("broker-1", False),
+                                               (":9092", False), ("a:0", False), ("", False), ("b!:9092", False),
+                                               ("a..b:9092", False), ("-a:9092", False)])
 def test_bootstrap_servers_are_a_host_port_list(servers: str, kept: bool) -> None:
     env = {"CONFIGWATCH_FINGERPRINT_KEY": "k", "CONFIGWATCH_BOOTSTRAP_SERVERS": servers}
     if kept:
@@ -116,3 +118,15 @@ def test_every_topic_is_its_own() -> None:
 def test_a_blank_secret_or_address_is_refused_not_taken(variable: str) -> None:
     with pytest.raises(UsageError, match=rf"^{variable}: empty; leave it unset for the default$"):
         Settings.load(None, {"CONFIGWATCH_FINGERPRINT_KEY": "k", variable: " "})
+
+
+@pytest.mark.parametrize(("host", "kept"), [("0.0.0.0", True), ("::", True), ("dash-1.corp.example", True),
+                                            ("kafka_0", True), ("not_a_host!", False), ("a..b", False),
+                                            ("x" * 64, False), ("dash-", False)])
+def test_a_bind_host_is_an_ip_address_or_a_host_name(host: str, kept: bool) -> None:
+    env = {"CONFIGWATCH_FINGERPRINT_KEY": "k", "CONFIGWATCH_GATEWAY_HOST": host}
+    if kept:
+        assert Settings.load(None, env).gateway_host == host
+    else:
+        with pytest.raises(UsageError, match=r"^CONFIGWATCH_GATEWAY_HOST: .* is not a host name or IP address$"):
+            Settings.load(None, env)
