@@ -116,6 +116,12 @@ def test_an_upstream_that_is_no_cluster_address_is_one_line(upstream: str, messa
     assert (code, line) == (2, f"configwatch gateway: error: {message}")
 
 
+def test_an_upstream_protocol_without_an_upstream_is_one_line() -> None:
+    code, line = _one_line("gateway", *DEAD, "--upstream-security-protocol", "SSL")
+    assert (code, line) == (2, "configwatch gateway: error: --upstream-security-protocol SSL: applies only to a "
+                               "proxy; give the cluster with --upstream (or leave both out)")
+
+
 @pytest.mark.parametrize(("args", "env", "message"), [
     (("dashboard", "--host", "not_a_host!"), {}, "--dashboard-host: 'not_a_host!' is not a host name or IP address"),
     (("gateway", "--gateway-host", "a..b"), {}, "--gateway-host: 'a..b' is not a host name or IP address"),

@@ -20,6 +20,9 @@ def parse_upstream(text: str | None,
     """``host:port,host:port`` (optionally ``PLAINTEXT://host:port``) as address pairs; None means no upstream
     (not a proxy). TLS and SASL upstreams are refused: the gateway does not terminate them."""
     if text is None:
+        if security_protocol != SUPPORTED_UPSTREAM_PROTOCOL:
+            raise UsageError(f"--upstream-security-protocol {security_protocol}: applies only to a proxy; give the "
+                             "cluster with --upstream (or leave both out)")
         return ()
     addresses = []
     for item in text.split(","):
