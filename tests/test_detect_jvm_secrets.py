@@ -16,6 +16,7 @@ import random
 import string
 import time
 import unicodedata
+import uuid
 from decimal import Decimal, getcontext
 from typing import Any
 
@@ -112,6 +113,11 @@ def _near_misses(rng: random.Random) -> list[str]:
                 f'username="svc" password="{s}";',
                 f"https://bob:{s}@registry.example.com/", f"s3+https://bob:{s}@h/x", f"alice:{s}@b1:9092,b2:9092",
                 f" alice:{s}@[2001:db8::7]:9092", f"x,alice:{s}@b1:123456", f"alice:{s}@b1", f"ftp://:{s}@h/"]
+    u = str(uuid.UUID(int=rng.getrandbits(128), version=4))  # one-case UUIDs skip the scan: their near misses do not
+    mixed = "".join(c.upper() if i % 2 else c for i, c in enumerate(u))
+    out += [u, u.upper(), mixed, u[:-1], u + "0", u + "\n", "{" + u + "}", f"urn:uuid:{u}", u.replace("-", ""),
+            u.replace("-", "_"), f"{u} {u}", f"password={u}", f"CN={u}", u[:9] + "Z" + u[10:], u[:8] + "\u2010" + u[9:],
+            "".join(rng.choices(_B62, k=8)) + u[8:]]
     for n in (19, 20, 21, 31, 32, 33):
         tok = "".join(rng.choices(_B62, k=n))
         out += [tok, f"svc-{tok}-consumer", f"pre {tok} post", f"{tok}é{tok[:5]}", f"{tok}\u200b", tok.lower(),

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import random
+import uuid
+
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from udfs.rules.entropy import token_stats
-from udfs.rules.secretscan import HIGH_ENTROPY, KINDS, mask_secrets, scan, scan_strings
+from udfs.rules.secretscan import (
+    HIGH_ENTROPY,
+    KINDS,
+    UUID,
+    UUID_CHARS,
+    _high_entropy,
+    mask_secrets,
+    scan,
+    scan_identity,
+    scan_strings,
+)
 
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 JWT = ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJvcmRlcnMiLCJleHAiOjE4MDAwMDAwMDB9."
@@ -113,6 +127,28 @@ def test_mask_secrets_swaps_only_flagged_values_once_each() -> None:
     assert mask_secrets(values, swap) == ["3.9.1", "masked", "unknown", "masked"]
     assert calls == [GITHUB]
     assert mask_secrets(["1.0", "2.0"], swap) == ["1.0", "2.0"] and mask_secrets([], swap) == []
+
+
+def test_uuids_passed_over_are_what_the_full_scan_would_leave_alone() -> None:
+    """``UUID``'s premise: no kind matches a one-case canonical UUID and the entropy test passes it."""
+    rng = random.Random(8)
+    ids = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(2000)]
+    ids += [str(uuid.UUID(int=0)), str(uuid.UUID(int=(1 << 128) - 1)), "acca" * 8]
+    uuids = pa.array(ids + [i.upper() for i in ids], pa.string())
+    assert pc.all(pc.match_substring_regex(uuids, UUID)).as_py() is False  # "acca" * 8 is no UUID
+    uuids = uuids.filter(pc.match_substring_regex(uuids, UUID))
+    assert len(uuids) == 2 * (len(ids) - 1) and {len(u) for u in uuids.to_pylist()} == {UUID_CHARS}
+    for kind in KINDS:  # the full path, as scan would take it without the shortcut
+        assert not pc.any(pc.match_substring_regex(uuids, kind.pattern)).as_py(), kind.rule
+    assert not _high_entropy(uuids).any()
+    assert scan(uuids).null_count == scan_identity(uuids).null_count == len(uuids)
+
+
+def test_uuid_shaped_values_that_are_not_one_case_uuids_are_scanned() -> None:
+    token = "Zx9Kq2Lm8Pw4Rt7Yb3Nc"
+    values = [f"{token}-{uuid.UUID(int=5)}", f"password={uuid.UUID(int=6)}", "3F2a9C1e-8B4d-4E6f-A1b2-C3d4E5f60718"]
+    assert pc.match_substring_regex(pa.array(values), UUID).to_pylist() == [False, False, False]
+    assert scan_strings(values)[:2] == [HIGH_ENTROPY, "secret-password-fragment"]
 
 
 def test_token_stats_entropy_and_switch_rate() -> None:

@@ -39,6 +39,8 @@ def secretscan() -> dict[str, Any]:
         "placeholder": s.PLACEHOLDER,
         "prefilter": s.PREFILTER,
         "min_value_chars": s.MIN_VALUE_CHARS,
+        "uuid": s.UUID,
+        "uuid_chars": s.UUID_CHARS,
         "token_run": s.TOKEN_RUN,
         "token_split": s.TOKEN_SPLIT,
         "entropy_min_len": s.ENTROPY_MIN_LEN,

@@ -5,7 +5,8 @@ kind found in it (``secret-private-key``, ``secret-aws-access-key``, ...), or nu
 It runs one combined prefilter regex over every value, the per-kind regexes only
 over what passed, and the entropy test only over long mixed-class tokens; no
 Python loop runs per value. What it deliberately does not flag: UUIDs, hex ids and
-hashes (at most two character classes), host:port lists, dotted class names and
+hashes (at most two character classes; a canonical UUID in one case, ``UUID``, is passed
+over before the prefilter, as no kind can match it), host:port lists, dotted class names and
 ordinary identifiers (low class-switch rate), compound ids such as Kafka Streams
 thread client ids (their structured segments are taken out before the entropy test,
 ``udfs.rules.identity``), and ``${provider:...}`` references. ``scan_identity`` is
@@ -15,6 +16,7 @@ assignments (``CN=``, ``OU=``) separate tokens there before the entropy test.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Final, NamedTuple
 
@@ -44,6 +46,8 @@ __all__ = [
     "TOKEN_RUN",
     "TOKEN_SPLIT",
     "UPPER",
+    "UUID",
+    "UUID_CHARS",
     "mask_secrets",
     "scan",
     "scan_identity",
@@ -96,6 +100,13 @@ CERTIFICATE: Final = r"-----BEGIN CERTIFICATE-----"
 PREFILTER: Final = f"[{TOKEN_CHARS}]{{16}}|@|(?i:pass|pwd|secret|token|key)"
 TOKEN_RUN: Final = f"[{TOKEN_CHARS}]{{{ENTROPY_MIN_LEN}}}"
 TOKEN_SPLIT: Final = f"[^{TOKEN_CHARS}]+"  # what separates a value's tokens
+
+# A canonical UUID in one case: KIP-714's client instance id as the edge writes it, on every
+# connection event. No kind's pattern can match one (hex digits and dashes, no run of more than 12
+# alphanumerics), and with two character classes the entropy test cannot flag it either, so it is
+# passed over before the prefilter (tests/test_rules_secretscan.py checks both, pattern by pattern).
+UUID_CHARS: Final = len(str(uuid.UUID(int=0)))
+UUID: Final = r"^(?:[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|[0-9A-F]{8}(?:-[0-9A-F]{4}){3}-[0-9A-F]{12})$"
 
 
 def _as_string_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -160,7 +171,8 @@ def scan(values: pa.Array | pa.ChunkedArray, *, identity: bool = False) -> pa.Ar
     if n == 0:
         return pa.array(out, pa.string())
     long_enough = pc.greater_equal(pc.utf8_length(arr), MIN_VALUE_CHARS)
-    candidate = pc.and_(long_enough, pc.match_substring_regex(arr, PREFILTER))
+    candidate = pc.and_(pc.and_(long_enough, pc.match_substring_regex(arr, PREFILTER)),
+                        pc.invert(pc.match_substring_regex(arr, UUID)))
     idx = np.flatnonzero(pc.fill_null(candidate, False).to_numpy(zero_copy_only=False))
     if len(idx) == 0:
         return pa.array(out, pa.string())

@@ -8,9 +8,10 @@ import java.util.List;
 /**
  * Secrets inside one string: the twin of {@code udfs.rules.secretscan.scan} (and
  * {@code scan_identity}) for a single value, with the verdict the vectorized function gives that
- * value in any batch. A value of fewer than the minimum code points, or failing the prefilter, has no
- * secret; otherwise the first kind (in catalog order) whose pattern finds it names it, unless its
- * first match's secret part is a placeholder; otherwise a random-looking token makes it
+ * value in any batch. A value of fewer than the minimum code points, a canonical UUID in one case, or
+ * a value failing the prefilter, has no secret; otherwise the first kind (in catalog order) whose
+ * pattern finds it names it, unless its first match's secret part is a placeholder; otherwise a
+ * random-looking token makes it
  * {@code secret-high-entropy} (identity fields: after their distinguished-name attributes are split).
  * Answers are cached per distinct string.
  */
@@ -26,6 +27,8 @@ public final class SecretScan implements Serializable {
   private final SecretScanRegex placeholder;
   private final SecretScanRegex prefilter;
   private final int minValueChars;
+  private final SecretScanRegex uuid;
+  private final int uuidChars;
   private final SecretScanRegex tokenRun;
   private final SecretScanRegex tokenSplit;
   private final int entropyMinLen;
@@ -54,6 +57,8 @@ public final class SecretScan implements Serializable {
     placeholder = new SecretScanRegex(s.get("placeholder").asText(), longText);
     prefilter = new SecretScanRegex(s.get("prefilter").asText(), longText);
     minValueChars = s.get("min_value_chars").asInt();
+    uuid = new SecretScanRegex(s.get("uuid").asText(), longText);
+    uuidChars = s.get("uuid_chars").asInt();
     tokenRun = new SecretScanRegex(s.get("token_run").asText(), longText);
     tokenSplit = new SecretScanRegex(s.get("token_split").asText(), longText);
     entropyMinLen = s.get("entropy_min_len").asInt();
@@ -87,9 +92,12 @@ public final class SecretScan implements Serializable {
     return cheapMiss(value) ? null : identities.get(value);
   }
 
-  /** Null, or too short by UTF-16 length (a code point takes at least one unit): no secret, nothing to cache. */
+  /**
+   * Null, too short by UTF-16 length (a code point takes at least one unit), or a one-case canonical UUID
+   * (a client instance id: one per connection event, mostly distinct): no secret, nothing to cache.
+   */
   private boolean cheapMiss(String value) {
-    return value == null || value.length() < minValueChars;
+    return value == null || value.length() < minValueChars || value.length() == uuidChars && uuid.found(value);
   }
 
   private String judge(String value, boolean identityField) {
