@@ -11,8 +11,8 @@ import java.util.List;
  * value in any batch. A value of fewer than the minimum code points, a canonical UUID in one case, or
  * a value failing the prefilter, has no secret; otherwise the first kind (in catalog order) whose
  * pattern finds it names it, unless its first match's secret part is a placeholder; otherwise a
- * random-looking token makes it
- * {@code secret-high-entropy} (identity fields: after their distinguished-name attributes are split).
+ * random-looking token makes it {@code secret-high-entropy} (identity fields: after their
+ * distinguished-name attributes are split).
  * Answers are cached per distinct string.
  */
 public final class SecretScan implements Serializable {
