@@ -248,6 +248,7 @@ async def _push(bootstrap: str | tuple[str, int], configs: Sequence[ClientConfig
             if time.monotonic() + wait_s >= deadline:
                 log.warning("config push gave up after %d attempt(s): %s", attempts, last_error)
                 return done(FAILED, None, last_error)
+            log.debug("config push round %d failed (%s); retrying in %.2f s", retries, last_error, wait_s)
             await asyncio.sleep(wait_s)
     finally:
         if session is not None:

@@ -11,6 +11,8 @@ ThrottleTimeMs; otherwise the policy's ``process`` runs and its violation text,
 if any, comes back as INVALID_CONFIG + ErrorMessage; a policy that cannot record
 the push now (``PolicyUnavailableError``: the publisher is not connected, stalled
 or full) gets the retriable REQUEST_TIMED_OUT with a throttle time, never NONE.
+A retry of a push already recorded for that client instance gets the first
+answer again without reaching the policy (``policy.gateway.recorded``).
 
 Once a connection is registered, a request whose header carries another
 (non-empty) client id than the connection's closes it (``identity_changed``):
@@ -33,6 +35,7 @@ from policy.api import ClientConfig, ClientConfigData, ClientConfigPolicy, Reque
 from policy.exceptions import PolicyUnavailableError, PolicyViolationError, ProtocolError
 from policy.gateway.config import GatewayConfig
 from policy.gateway.metrics import GatewayMetrics
+from policy.gateway.recorded import RecordedAnswer, RecordedPushes
 from policy.gateway.registry import ConnectionRegistry
 from policy.gateway.throttle import ClientQuotas
 from policy.protocol import (
@@ -103,6 +106,7 @@ class RequestHandler:
         self._registry = registry
         self._metrics = metrics
         self._quotas = ClientQuotas(config.push_rate_limit)
+        self._recorded = RecordedPushes()
         keys = [ApiVersionsResponse.ApiVersion(api_key=API_VERSIONS_KEY, min_version=0,
                                                max_version=API_VERSIONS_MAX_VERSION)]
         if policy is not None:
@@ -244,6 +248,12 @@ class RequestHandler:
             configs.append(ClientConfig(c.config_key, c.config_value, config_type_from_id(c.config_type),
                                         bool(c.is_default)))
         data = ClientConfigData(configs=tuple(configs), timestamp=received_ms, size_bytes=size)
+        digest = self._recorded.digest(data.configs)
+        earlier = self._recorded.answer(state.client_instance_id, digest)
+        if earlier is not None:  # a retry of a push already recorded: the same answer, not a second record
+            self._metrics.requests.labels(api="PushConfig", outcome="retry_answered").inc()
+            log.info("answering a retried push from %s as before", state.connection_id)
+            return self._push_reply(correlation_id, earlier.error_code, earlier.error_message)
         started = time.perf_counter()
         error = False
         try:
@@ -265,11 +275,10 @@ class RequestHandler:
         if error:
             self._metrics.requests.labels(api="PushConfig", outcome="process_error").inc()
             return self._push_reply(correlation_id, UNKNOWN_SERVER_ERROR, "the client config policy failed")
-        if violation:
-            self._metrics.requests.labels(api="PushConfig", outcome="violation").inc()
-            return self._push_reply(correlation_id, INVALID_CONFIG, violation)
-        self._metrics.requests.labels(api="PushConfig", outcome="ok").inc()
-        return self._push_reply(correlation_id, NONE, None)
+        answer = RecordedAnswer(INVALID_CONFIG, violation) if violation else RecordedAnswer(NONE, None)
+        self._recorded.record(state.client_instance_id, digest, answer)
+        self._metrics.requests.labels(api="PushConfig", outcome="violation" if violation else "ok").inc()
+        return self._push_reply(correlation_id, answer.error_code, answer.error_message)
 
     @staticmethod
     def _push_reply(correlation_id: int, error_code: int, message: str | None, throttle_ms: int = 0) -> Reply:
