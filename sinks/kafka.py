@@ -11,7 +11,7 @@ causes a repeat.
 Writers on one Python worker share one producer per (servers, settings).
 
 :class:`KafkaOutput` is what the job uses: Spark's own Kafka sink (``format("kafka")``,
-in the JVM), one topic per kind from a ``topic`` column, keys as the contract says
+driven from the job's jar), one topic per kind from a ``topic`` column, keys as the contract says
 (alerts by ``alert_id``, quarantine by source coordinates, gauges and usage by
 ``<name>/<version>``, a tombstone's value null); the same guarantee, at least once.
 """
@@ -19,6 +19,7 @@ in the JVM), one topic per kind from a ``topic`` column, keys as the contract sa
 from __future__ import annotations
 
 import atexit
+import json
 import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,7 +32,7 @@ from sinks.encoding import to_json_bytes
 from sinks.exceptions import SinkSetupError, SinkWriteError
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["KafkaOutput", "KafkaSink", "KafkaWriter", "ensure_topic"]
 
@@ -168,19 +169,14 @@ class KafkaOutput:
         for kind, topic in self.topics.items():
             ensure_topic(self.bootstrap_servers, topic, compact=kind in (GAUGES, USAGE))
 
-    def write(self, frame: DataFrame, epoch_id: int, kinds: Iterable[str]) -> None:
-        from pyspark.sql import functions as F
+    def jvm_writer(self, spark: SparkSession, kinds: Iterable[str], stats: Any | None = None) -> Any:
+        """The JVM writer (``io.configwatch.job.KafkaBatches``, in the job's jar) of these topics, which is
+        also a ``foreachBatch`` function reporting per batch; ``stats``: the route stage's JVM accumulator."""
+        spec = {"kinds": list(kinds), "topics": dict(self.topics), "options": {
+            "kafka.bootstrap.servers": self.bootstrap_servers, "kafka.acks": "all",
+            "kafka.enable.idempotence": "true", "kafka.linger.ms": "5", "kafka.client.id": "configwatch-job"}}
+        jvm: Any = spark.sparkContext._jvm
+        return jvm.io.configwatch.job.KafkaBatches(json.dumps(spec), stats)
 
-        topic = F.lit(None).cast("string")
-        for kind, name in self.topics.items():
-            topic = F.when(F.col("kind") == kind, F.lit(name)).otherwise(topic)
-        (frame.select(topic.alias("topic"), F.col("key"),
-                      F.when(F.col("tombstone"), F.lit(None).cast("string")).otherwise(F.col("value")).alias("value"))
-         .write.format("kafka")
-         .option("kafka.bootstrap.servers", self.bootstrap_servers)
-         .option("kafka.acks", "all")
-         .option("kafka.enable.idempotence", "true")
-         .option("kafka.linger.ms", "5")
-         .option("kafka.client.id", "configwatch-job")
-         .mode("append")
-         .save())
+    def write(self, frame: DataFrame, epoch_id: int, kinds: Iterable[str]) -> None:
+        self.jvm_writer(frame.sparkSession, list(kinds) or list(self.topics)).save(frame._jdf)

@@ -14,7 +14,7 @@ the route stage's accumulator, read as the Python decode's statistics are.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from configwatch.errors import SetupError
@@ -56,14 +56,18 @@ class RouteStats:
 
     @property
     def value(self) -> dict[str, Any]:
-        counts = {str(k): int(v) for k, v in dict(self.java.value()).items()}
+        return self.as_stats({str(k): int(v) for k, v in dict(self.java.value()).items()})
+
+    @staticmethod
+    def as_stats(counts: Mapping[str, int]) -> dict[str, Any]:
+        """The accumulator's counts (or a difference of two) as a ``DecodeStats`` dict."""
         return {
             "records": counts.get("records", 0), "valid": counts.get("valid", 0),
             "invalid": counts.get("invalid", 0), "expectation_failed": counts.get("expectation_failed", 0),
             "fast_rows": counts.get("records", 0), "decode_seconds": counts.get("decode_nanos", 0) / 1e9,
             "gx_seconds": counts.get("gx_nanos", 0) / 1e9, "gx_batches": 0, "gx_errors": 0,
             "failed_by_expectation": {k.removeprefix("failed:"): n for k, n in counts.items()
-                                      if k.startswith("failed:")},
+                                      if k.startswith("failed:") and n},
         }
 
 

@@ -9,6 +9,9 @@ Kafka sink) writes it in one Spark job that also counts the records per kind
 (``observe``); otherwise (the files sink writes per kind, the notifier reads the
 findings back) the frame is cached first. Spark commits the batch to the
 checkpoint only after this returns, which is what the delivery guarantees rest on.
+
+For Kafka outputs with no notifier the job uses the JVM twin instead
+(``streaming.job.jvm_batches``); :class:`Batches` is what the runner needs of either.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from configwatch.contract import ALERTS
 from sinks.base import Notifier, Output
@@ -26,12 +29,25 @@ from streaming.job.exceptions import StopRequestedError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+    from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
-__all__ = ["BatchFunction"]
+__all__ = ["BatchFunction", "Batches"]
 
 log = logging.getLogger(__name__)
 
 PARK_TIMEOUT_S = 300.0
+
+
+class Batches(Protocol):
+    """The job's ``foreachBatch`` function as the runner drives it (this module's, or its JVM twin)."""
+
+    def attach(self, stream: DataStreamWriter) -> DataStreamWriter: ...
+
+    def started(self, query: StreamingQuery) -> None: ...
+
+    def begin_stop(self) -> int | None: ...
+
+    def drain(self, timeout_s: float = 0.0) -> None: ...
 
 
 class BatchFunction:
@@ -49,6 +65,22 @@ class BatchFunction:
         self.last_written: int | None = None
         self.query: Any | None = None  # the StreamingQuery, set by the runner once started
         self._stats_before: dict[str, Any] = {}
+
+    def attach(self, stream: DataStreamWriter) -> DataStreamWriter:
+        """Make this the ``foreachBatch`` function of ``stream``."""
+        return stream.foreachBatch(self)
+
+    def started(self, query: StreamingQuery) -> None:
+        self.query = query
+
+    def begin_stop(self) -> int | None:
+        """Refuse every batch from now on; wait for a batch that is writing and return its id."""
+        self.stop.set()
+        with self.lock:
+            return self.last_written
+
+    def drain(self, timeout_s: float = 0.0) -> None:
+        """Reports are made as batches end; nothing waits here (the JVM twin's reports do)."""
 
     def __call__(self, df: DataFrame, epoch_id: int) -> None:
         with self.lock:

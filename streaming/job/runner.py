@@ -31,10 +31,12 @@ from configwatch.contract import OUTPUT_KINDS
 from configwatch.reachability import check_broker
 from configwatch.settings import Settings
 from sinks.base import Output
+from sinks.kafka import KafkaOutput
 from sinks.registry import build_notifier, build_output
 from streaming.job.accounting import BatchReport, new_stats_accumulator
-from streaming.job.batches import BatchFunction
+from streaming.job.batches import Batches, BatchFunction
 from streaming.job.exceptions import JobError, StopRequestedError
+from streaming.job.jvm_batches import JvmBatchFunction
 from streaming.job.layout import pinned_layout
 from streaming.job.options import FILES, JobOptions
 from streaming.job.preflight import topic_exists
@@ -138,7 +140,7 @@ class StreamingJob:
         self.result = JobResult()
         self._stop = threading.Event()
         self._query: Any | None = None
-        self._batches: BatchFunction | None = None
+        self._batches: Batches | None = None
         self._report_lock = threading.Lock()
 
     # -- setup ---------------------------------------------------------------------------------
@@ -182,18 +184,23 @@ class StreamingJob:
         frame = pipeline(self._raw(spark), self.settings, validate=self.options.expectations, kinds=kinds,
                          stats=stats, layout=layout)
         notifier = build_notifier(self.settings.webhook_url)
-        batches = BatchFunction(output, kinds, notifier, stats, self._stop, self._on_report)
-        stream = (frame.writeStream.foreachBatch(batches).queryName(QUERY_NAME).outputMode("append")
+        batches: Batches
+        if isinstance(output, KafkaOutput) and notifier is None and isinstance(stats, RouteStats):
+            batches = JvmBatchFunction(spark, output, kinds, stats, self._on_report)
+        else:
+            batches = BatchFunction(output, kinds, notifier, stats, self._stop, self._on_report)
+        stream = (batches.attach(frame.writeStream).queryName(QUERY_NAME).outputMode("append")
                   .option("checkpointLocation", checkpoint))
         if self.options.available_now:
             stream = stream.trigger(availableNow=True)
         else:
             stream = stream.trigger(processingTime=self.options.trigger_interval)
         self._query = stream.start()
-        batches.query = self._query
+        batches.started(self._query)
         self._batches = batches
-        log.info("job started: %s -> %s, %s (%s; checkpoint %s; Spark's own log %s)", self.options.source,
-                 output.description, output.guarantee, ", ".join(kinds), checkpoint, self.options.spark_log)
+        log.info("job started: %s -> %s, %s (%s; checkpoint %s; batches written %s; Spark's own log %s)",
+                 self.options.source, output.description, output.guarantee, ", ".join(kinds), checkpoint,
+                 "on the JVM" if isinstance(batches, JvmBatchFunction) else "from Python", self.options.spark_log)
         if notifier is not None:
             log.info("notifying %s after each batch's durable write", notifier.description)
 
@@ -230,7 +237,9 @@ class StreamingJob:
         query = self._query
         assert query is not None, "start() first"
         while True:
-            if self._ended(query, poll_s):
+            ended = self._ended(query, poll_s)
+            self._drain()
+            if ended:
                 failure = self._failure(query)
                 if failure:
                     self._stop.set()
@@ -253,15 +262,19 @@ class StreamingJob:
             return
         deadline = time.monotonic() + STOP_DEADLINE_S
         if graceful:
-            with batches.lock:  # a batch that is writing finishes; later ones refuse to run
-                last = batches.last_written
+            last = batches.begin_stop()  # a batch that is writing finishes; later ones refuse to run
             while last is not None and query.isActive and time.monotonic() < deadline:
                 progress = query.lastProgress
                 if progress is not None and int(progress.get("batchId", -1)) >= last:
                     break  # progress is reported after the commit log entry is written
                 time.sleep(0.1)
         query.stop()
+        self._drain()
         log.info("job stopped")
+
+    def _drain(self) -> None:
+        if self._batches is not None:
+            self._batches.drain()
 
 
 class JobWaiter:
