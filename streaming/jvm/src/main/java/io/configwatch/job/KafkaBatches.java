@@ -43,12 +43,12 @@ public final class KafkaBatches implements VoidFunction2<Dataset<Row>, Long> {
   private static final long serialVersionUID = 1L;
   private static final long PARK_NANOS = TimeUnit.SECONDS.toNanos(300);
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int MAX_REPORTS = 10_000; // unread reports kept (the oldest go first)
 
   private final List<String> kinds = new ArrayList<>();
   private final Map<String, String> topics = new LinkedHashMap<>(); // kind -> topic
   private final Map<String, String> options = new LinkedHashMap<>(); // the Kafka sink's options
   private final transient RouteStats stats;
-  private static final int MAX_REPORTS = 10_000; // unread reports kept (the oldest go first)
   private final transient LinkedBlockingQueue<String> reports = new LinkedBlockingQueue<>(MAX_REPORTS);
   private final transient Object lock = new Object(); // held while a batch writes
   private volatile boolean stopping;
