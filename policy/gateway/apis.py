@@ -248,7 +248,8 @@ class RequestHandler:
             configs.append(ClientConfig(c.config_key, c.config_value, config_type_from_id(c.config_type),
                                         bool(c.is_default)))
         data = ClientConfigData(configs=tuple(configs), timestamp=received_ms, size_bytes=size)
-        digest = self._recorded.digest(data.configs)
+        # Without a client instance id no retry can be recognised: no digest to compute.
+        digest = self._recorded.digest(data.configs) if state.client_instance_id else b""
         earlier = self._recorded.answer(state.client_instance_id, digest)
         if earlier is not None:  # a retry of a push already recorded: the same answer, not a second record
             self._metrics.requests.labels(api="PushConfig", outcome="retry_answered").inc()
