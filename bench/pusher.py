@@ -21,6 +21,7 @@ import argparse
 import json
 import sys
 import time
+from typing import Any
 
 from configwatch.records import Event
 from configwatch.secrets import SecretStr
@@ -49,6 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     # murmur2 as the Java client and kafka-python partition by key; acks=1, 5 ms linger as before.
     producer = Producer({"bootstrap.servers": args.bootstrap, "acks": 1, "linger.ms": 5,
                          "partitioner": "murmur2_random"})
+    failed: list[str] = []  # delivery errors, served by poll() and flush()
+
+    def delivered(error: Any, _message: Any) -> None:
+        if error is not None:
+            failed.append(str(error))
     sent = probes = 0
     worst_lag_s = 0.0
     started = time.monotonic()
@@ -60,19 +66,22 @@ def main(argv: list[str] | None = None) -> int:
         worst_lag_s = max(worst_lag_s, (due - sent) / args.rate)
         while sent < due:
             record = next(records)
-            producer.produce(args.topic, key=record.key, value=record.value)
+            producer.produce(args.topic, key=record.key, value=record.value, on_delivery=delivered)
             sent += 1
         if elapsed >= next_probe:
             probe = Event(event="connection_opened", timestamp_ms=int(time.time() * 1000),
                           connection_id=f"{PROBE}-{probes}", client_software_name=PROBE,
                           client_software_version=f"0.{probes}")
-            producer.produce(args.topic, key=probe.kafka_key(), value=probe.to_json().encode())
+            producer.produce(args.topic, key=probe.kafka_key(), value=probe.to_json().encode(),
+                             on_delivery=delivered)
             probes += 1
             next_probe += args.probe_ms / 1000
-        producer.poll(0)  # serve delivery reports, so they do not pile up
+        producer.poll(0)  # serve delivery reports as they come
         time.sleep(max(0.0, started + (sent / args.rate) + _TICK_S - time.monotonic()))
     if producer.flush(30):
         raise SystemExit("bench.pusher: records still unsent after 30 s")
+    if failed:
+        raise SystemExit(f"bench.pusher: {len(failed)} records not delivered, first: {failed[0]}")
     print(json.dumps({"started_ms": started_ms, "ended_ms": int(time.time() * 1000), "records": sent,
                       "probes": probes, "seconds": round(time.monotonic() - started, 2),
                       "worst_lag_s": round(worst_lag_s, 3)}), flush=True)
