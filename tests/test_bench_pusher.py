@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 
 import pytest
+from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
 from kafka.partitioner.default import murmur2
 
 from bench import pusher
@@ -36,3 +38,19 @@ def test_pusher_sends_every_record_and_probe_stamped_with_its_send_time(
     keyed = [r for r in records if r.key]
     assert len(keyed) > 250
     assert all(r.partition == (murmur2(r.key) & 0x7FFFFFFF) % PARTITIONS for r in keyed)
+
+
+def test_pusher_fails_the_run_with_the_brokers_error_when_records_are_refused(
+        kafka_bootstrap: str, topic_name: Callable[[str], str], capsys: pytest.CaptureFixture[str]) -> None:
+    """A record the broker did not take ends the run with its error, so a figure never times a lost load."""
+    topic = topic_name("pusher-refused")
+    admin = KafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    try:  # every batch of workload records is larger than the topic takes
+        admin.create_topics([NewTopic(topic, 1, 1, topic_configs={"max.message.bytes": "64"})])
+    finally:
+        admin.close()
+
+    with pytest.raises(SystemExit, match=r"records not delivered, first: .*MSG_SIZE_TOO_LARGE"):
+        pusher.main(["--bootstrap", kafka_bootstrap, "--topic", topic, "--rate", "100", "--seconds", "0.2",
+                     "--probe-ms", "1000"])
+    assert capsys.readouterr().out == ""  # no figures line for a run that lost records
