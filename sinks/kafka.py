@@ -41,10 +41,10 @@ log = logging.getLogger(__name__)
 _PRODUCERS: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}
 _LOCK = threading.Lock()
 FLUSH_TIMEOUT_S = 120.0
-# The job's producer batch per partition, not the client's 16 KB: a 120,000-record batch writes tens of
-# MB of findings, and fewer, larger requests spare the broker and the tasks waiting on it (500,000
-# records at local[2]: 0.92x the time, at local[1] the same; docs/benchmarks.md, "2026-11-27, morning").
-# linger.ms still bounds the wait of a small batch.
+# The job's producer batch per partition, not the client's 16 KB: a 120,000-record batch of the bench's
+# workload writes some 18,000 findings, and fewer, larger requests spare the broker and the tasks waiting
+# on it (500,000 records: local[2] 0.92x the time, local[1] 0.97x; docs/benchmarks.md, "2026-11-27,
+# morning"). linger.ms still bounds the wait of a small batch.
 JOB_BATCH_BYTES = 256 * 1024
 
 
