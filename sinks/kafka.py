@@ -46,6 +46,16 @@ FLUSH_TIMEOUT_S = 120.0
 # on it (500,000 records: local[2] 0.92x the time, local[1] 0.97x; docs/benchmarks.md, "2026-11-27,
 # morning"). linger.ms still bounds the wait of a small batch.
 JOB_BATCH_BYTES = 256 * 1024
+# What makes the guarantee above, in Kafka's own property names: both producers (the job's JVM sink and the
+# Python ``KafkaSink``) are derived from it.
+DELIVERY: Mapping[str, str] = {"acks": "all", "enable.idempotence": "true", "linger.ms": "5"}
+
+
+def _python_settings(properties: Mapping[str, str]) -> dict[str, Any]:
+    """kafka-python's keyword arguments for these producer properties."""
+    typed = {"true": True, "false": False}
+    return {name.replace(".", "_"): typed.get(value, int(value) if value.isdigit() else value)
+            for name, value in properties.items()}
 
 
 def _producer(bootstrap: str, config: tuple[tuple[str, Any], ...]) -> Any:
@@ -55,8 +65,7 @@ def _producer(bootstrap: str, config: tuple[tuple[str, Any], ...]) -> Any:
     with _LOCK:
         producer = _PRODUCERS.get(key)
         if producer is None:
-            settings: dict[str, Any] = {"acks": "all", "enable_idempotence": True, "linger_ms": 5,
-                                        "client_id": "configwatch-sink"}
+            settings = _python_settings({**DELIVERY, "client.id": "configwatch-sink"})
             settings.update(dict(config))
             producer = KafkaProducer(bootstrap_servers=bootstrap, **settings)
             _PRODUCERS[key] = producer
@@ -177,10 +186,10 @@ class KafkaOutput:
     def jvm_writer(self, spark: SparkSession, kinds: Iterable[str], stats: Any | None = None) -> Any:
         """The JVM writer (``io.configwatch.job.KafkaBatches``, in the job's jar) of these topics, which is
         also a ``foreachBatch`` function reporting per batch; ``stats``: the route stage's JVM accumulator."""
-        spec = {"kinds": list(kinds), "topics": dict(self.topics), "options": {
-            "kafka.bootstrap.servers": self.bootstrap_servers, "kafka.acks": "all",
-            "kafka.enable.idempotence": "true", "kafka.linger.ms": "5",
-            "kafka.batch.size": str(JOB_BATCH_BYTES), "kafka.client.id": "configwatch-job"}}
+        producer = {**DELIVERY, "bootstrap.servers": self.bootstrap_servers,
+                    "batch.size": str(JOB_BATCH_BYTES), "client.id": "configwatch-job"}
+        spec = {"kinds": list(kinds), "topics": dict(self.topics),
+                "options": {f"kafka.{name}": value for name, value in producer.items()}}
         jvm: Any = spark.sparkContext._jvm
         return jvm.io.configwatch.job.KafkaBatches(json.dumps(spec), stats)
 
