@@ -39,7 +39,10 @@ _LOCAL_FILES = {
 # Spark's generated code for the job's wide rows (the route stage's output: 29 columns) is one method over
 # HotSpot's 8,000-byte limit, which it then never compiles: the route stage's warm batch took 1.46-1.52 s
 # with it compiled against 1.77-1.81 s (docs/benchmarks.md, "2026-11-25, night").
-_JIT_OPTS = "-XX:-DontCompileHugeMethods"
+# The parallel collector instead of G1: no concurrent collector threads competing with the tasks for the
+# cores and no G1 write barriers in the tasks' code; 500,000 records at local[2] took 0.86-0.88x the time
+# (docs/benchmarks.md, "2026-11-27, late morning").
+_JVM_OPTS = "-XX:-DontCompileHugeMethods -XX:+UseParallelGC"
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,7 @@ def build_spark_session(settings: SparkSettings | None = None) -> SparkSession:
                 conf.set(key, str(jar))
             for key, value in _LOCAL_FILES.items():
                 conf.set(key, value)
-    java_opts = f"-Dlog4j2.configurationFile=file:{_LOG4J} {_JIT_OPTS}"
+    java_opts = f"-Dlog4j2.configurationFile=file:{_LOG4J} {_JVM_OPTS}"
     driver_opts = java_opts
     if settings.log_file is not None:
         settings.log_file.parent.mkdir(parents=True, exist_ok=True)
