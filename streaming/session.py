@@ -39,9 +39,9 @@ _LOCAL_FILES = {
 # Spark's generated code for the job's wide rows (the route stage's output: 29 columns) is one method over
 # HotSpot's 8,000-byte limit, which it then never compiles: the route stage's warm batch took 1.46-1.52 s
 # with it compiled against 1.77-1.81 s (docs/benchmarks.md, "2026-11-25, night").
-# The parallel collector instead of G1: no concurrent collector threads competing with the tasks for the
-# cores and no G1 write barriers in the tasks' code; 500,000 records at local[2] took 0.86-0.88x the time
-# (docs/benchmarks.md, "2026-11-27, late morning").
+# The parallel collector instead of G1: the tasks' code runs without G1's write barriers (0.9x the tasks'
+# CPU) and no concurrent collector thread competes with them; 500,000 records at local[2] took 0.86-0.88x
+# the time (docs/benchmarks.md, "2026-11-27, late morning"; full collections there: 0.2-0.5 s, minutes apart).
 _JVM_OPTS = "-XX:-DontCompileHugeMethods -XX:+UseParallelGC"
 
 
