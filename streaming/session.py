@@ -40,9 +40,8 @@ _LOCAL_FILES = {
 # HotSpot's 8,000-byte limit, which it then never compiles: the route stage's warm batch took 1.46-1.52 s
 # with it compiled against 1.77-1.81 s (docs/benchmarks.md, "2026-11-25, night").
 # The parallel collector instead of G1: the tasks' code runs without G1's write barriers (0.9x the tasks'
-# CPU) and no concurrent collector thread competes with them; 500,000 records at local[2] took 0.86-0.88x
-# the time (docs/benchmarks.md, "2026-11-27, late morning"; its full collections in make bench: 0.3-0.65 s,
-# minutes apart).
+# CPU); 500,000 records at local[2] took 0.86-0.88x the time (docs/benchmarks.md, "2026-11-27, late
+# morning"; its full collections in make bench: 0.3-0.65 s, minutes apart).
 _JVM_OPTS = "-XX:-DontCompileHugeMethods -XX:+UseParallelGC"
 
 
