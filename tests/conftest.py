@@ -83,14 +83,16 @@ def free_port() -> int:
 
 def eventually(check: Callable[[], T | None], *, timeout_s: float = 60.0, interval_s: float = 0.2,
                message: str = "condition") -> T:
-    """Poll ``check`` until it returns a truthy value or the deadline passes."""
+    """Poll ``check`` until it returns a truthy value or the deadline passes (checked once more at the deadline)."""
     deadline = time.monotonic() + timeout_s
-    last: T | None = None
-    while time.monotonic() < deadline:
+    while True:
         last = check()
         if last:
             return last
-        time.sleep(interval_s)
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        time.sleep(min(interval_s, remaining))  # the pause between polls, never past the deadline
     raise AssertionError(f"{message} not reached within {timeout_s}s (last: {last!r})")
 
 
