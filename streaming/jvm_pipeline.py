@@ -72,8 +72,11 @@ class RouteStats:
 
 
 def route(raw: DataFrame, key: SecretStr, gauges: GaugeConfig, kinds: Collection[str], *, validate: bool,
-          stats: RouteStats | None = None) -> DataFrame:
-    """Routed rows (``udfs.pipeline.ROUTED_SCHEMA``) of ``raw`` from ``streaming.sources``, one JVM pass."""
+          stats: RouteStats | None = None, key_partitions: int = 0) -> DataFrame:
+    """Routed rows (``udfs.pipeline.ROUTED_SCHEMA``) of ``raw`` from ``streaming.sources``, one JVM pass.
+
+    ``key_partitions``: ``udfs.pipeline.StateLayout.key_partitions``, the partitions the bucket keys spread over.
+    """
     from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
 
@@ -81,7 +84,7 @@ def route(raw: DataFrame, key: SecretStr, gauges: GaugeConfig, kinds: Collection
     if "file" in raw.columns:  # replay files: the text's bytes as read (a Java string would repair invalid UTF-8)
         raw = raw.select(F.col("value").cast("binary").alias("value"), "file")
     options = {"validate": validate, "lease": gauges.ttl_ms is not None, "buckets": gauges.buckets,
-               "kinds": list(kinds)}
+               "kinds": list(kinds), "key_partitions": key_partitions}
     jdf = _operators(spark).route(raw._jdf, spec_json(), _key(key), json.dumps(options),
                                   None if stats is None else stats.java)
     return DataFrame(jdf, spark)

@@ -221,6 +221,9 @@ class StateLayout:
     markers_apart: bool = False  # close markers in their own map, not in the connection's entry
     gauges_on_jvm: bool = True  # the gauge steps in the JVM (``udfs.flow``), not as Python keyed steps
     detection_on_jvm: bool = True  # route and detection in the JVM (``streaming.jvm_pipeline``): no Python stage
+    # The JVM route's ``conn|``/``pass|`` bucket keys named so that Spark spreads them evenly over this many
+    # shuffle partitions (the checkpoint's, which Spark pins too); 0: plain labels, as before the field.
+    key_partitions: int = 0
 
     def gauges(self, config: GaugeConfig) -> GaugeConfig:
         """``config`` with this layout's connection buckets and marker placement."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from streaming.job.exceptions import CheckpointLayoutError
@@ -50,17 +50,25 @@ def _parse(text: str, where: str) -> StateLayout:
                              # absent: written before the field, when that was the only way
                              markers_apart=bool(obj.get("markers_apart", True)),
                              gauges_on_jvm=bool(obj.get("gauges_on_jvm", False)),
-                             detection_on_jvm=bool(obj.get("detection_on_jvm", False)))
+                             detection_on_jvm=bool(obj.get("detection_on_jvm", False)),
+                             key_partitions=int(obj.get("key_partitions", 0)))
     except (ValueError, TypeError, KeyError) as exc:
         raise CheckpointLayoutError(f"{where}: not a configwatch layout file ({type(exc).__name__}: {exc}); "
                                     "restore it from a backup of the checkpoint") from None
     if layout.connection_buckets <= 0:
         raise CheckpointLayoutError(f"{where}: connection_buckets must be positive")
+    if layout.key_partitions < 0:
+        raise CheckpointLayoutError(f"{where}: key_partitions must not be negative")
     return layout
 
 
-def pinned_layout(spark: Any, checkpoint: str, fresh: StateLayout = DEFAULT_LAYOUT) -> StateLayout:
-    """The layout of the checkpoint at ``checkpoint`` (a path or Hadoop URI); ``fresh`` for a new one, written."""
+def pinned_layout(spark: Any, checkpoint: str, fresh: StateLayout | None = None) -> StateLayout:
+    """The layout of the checkpoint at ``checkpoint`` (a path or Hadoop URI); ``fresh`` for a new one, written.
+
+    ``fresh`` defaults to ``DEFAULT_LAYOUT`` with its bucket keys spread over the session's shuffle partitions.
+    """
+    if fresh is None:
+        fresh = replace(DEFAULT_LAYOUT, key_partitions=int(spark.conf.get("spark.sql.shuffle.partitions")))
     jvm = spark.sparkContext._jvm
     hadoop_path = jvm.org.apache.hadoop.fs.Path
     root = hadoop_path(checkpoint)

@@ -32,7 +32,8 @@ final class RouteStep implements MapPartitionsFunction<Row, Row> {
   private final boolean files;
   private final boolean validate;
   private final boolean lease;
-  private final int buckets;
+  private final BucketKeys connKeys;
+  private final BucketKeys passKeys;
   private final Set<String> kinds;
   private final Route names;
   private final RouteStats stats;
@@ -46,9 +47,11 @@ final class RouteStep implements MapPartitionsFunction<Row, Row> {
     routed = (StructType) DataType.fromJson(route.get("routed_schema").asText());
     validate = options.get("validate").asBoolean();
     lease = options.get("lease").asBoolean();
-    buckets = options.get("buckets").asInt();
     kinds = Set.copyOf(Knowledge.strings(options.get("kinds")));
     names = new Route(route);
+    int partitions = options.path("key_partitions").asInt(0);
+    connKeys = BucketKeys.of(names.conn(), options.get("buckets").asInt(), partitions);
+    passKeys = BucketKeys.of(names.pass(), names.passBuckets(), partitions);
   }
 
   /** The names a routed row uses: state key prefixes (separator included), output kinds, event names (from Python). */
@@ -253,7 +256,7 @@ final class RouteStep implements MapPartitionsFunction<Row, Row> {
 
   private Row pass(String kind, String outKey, String value) {
     Object[] row = row();
-    set(row, "state_key", names.pass() + bucket(outKey, names.passBuckets()));
+    set(row, "state_key", passKeys.key(outKey));
     set(row, "kind", kind);
     set(row, "out_key", outKey);
     set(row, "finding", value);
@@ -305,7 +308,7 @@ final class RouteStep implements MapPartitionsFunction<Row, Row> {
   private Row connRow(Engine engine, DecodedEvent e, String kind, Record r) {
     Object[] row = row();
     String cid = (String) e.field("connection_id");
-    set(row, "state_key", names.conn() + bucket(cid, buckets));
+    set(row, "state_key", connKeys.key(cid));
     set(row, "kind", names.gauges());
     set(row, "event", kind);
     set(row, "connection_id", cid);
@@ -338,10 +341,6 @@ final class RouteStep implements MapPartitionsFunction<Row, Row> {
     CRC32 crc = new CRC32();
     crc.update(Keyed.utf8(text));
     return crc.getValue();
-  }
-
-  private static long bucket(String text, int buckets) {
-    return crc32(text) % buckets;
   }
 
   @Override
