@@ -230,7 +230,9 @@ class StateLayout:
         return replace(config, buckets=self.connection_buckets, markers_apart=self.markers_apart)
 
 
-DEFAULT_LAYOUT: Final = StateLayout()  # what a new checkpoint begins with
+# What a new checkpoint begins with, once ``streaming.job.layout.pinned_layout`` has set ``key_partitions``
+# to the session's shuffle partitions.
+DEFAULT_LAYOUT: Final = StateLayout()
 # What checkpoints begun before the layout was pinned used: 64 buckets, a fleet key per peer group and config key.
 LEGACY_LAYOUT: Final = StateLayout(connection_buckets=64, fleet_per_key=True, markers_apart=True,
                                    gauges_on_jvm=False, detection_on_jvm=False)
