@@ -29,7 +29,7 @@ from udfs.gauges import SWEEP_MIN_MARKERS, USAGE_PAIR_SEP, GaugeConfig
 from udfs.pipeline import CONN_PREFIX
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
 
 __all__ = ["gauge_records", "spec"]
 
@@ -54,35 +54,37 @@ def spec(config: GaugeConfig) -> dict[str, Any]:
     }
 
 
-def _software_key(name: Column, version: Column) -> Column:
-    """``configwatch.contract.software_key`` as a column: the text it puts around a name and a version."""
-    from pyspark.sql import functions as F
+def _sql_text(text: str) -> str:
+    """``text`` as a Spark SQL string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
+
+def _software_key(name: str, version: str) -> str:
+    """``configwatch.contract.software_key`` as SQL over two columns: the text it puts around a name and a version."""
     a, b = "\0name\0", "\0version\0"
     prefix, rest = software_key(a, b).split(a)
     middle, suffix = rest.split(b)
-    return F.concat(F.lit(prefix), name, F.lit(middle), version, F.lit(suffix))
+    return f"concat({_sql_text(prefix)}, {name}, {_sql_text(middle)}, {version}, {_sql_text(suffix)})"
 
 
 def _contract_json(records: DataFrame) -> DataFrame:
     """Record rows (``udfs.flow.RECORD_SCHEMA``) as output rows: kind, key, contract JSON, tombstone.
 
     The JSON object has the record's fields in the record's order (``Gauge``, ``VersionUsage.to_dict``).
+    One ``selectExpr``: column objects would cost the query's start a py4j round trip per field.
     """
-    from pyspark.sql import functions as F
+    identity = ("client_software_name", "client_software_version")
 
-    name, version = F.col("client_software_name"), F.col("client_software_version")
+    def document(column: str) -> str:
+        fields = [f"{_sql_text(n)}, `{n}`" for n in identity]
+        fields += [f"{_sql_text(f.name)}, `{column}`.`{f.name}`" for f in RECORD_SCHEMA.field(column).type]
+        return f"to_json(named_struct({', '.join(fields)}))"
 
-    def document(column: str) -> Column:
-        fields = [F.col(column).getField(f.name).alias(f.name) for f in RECORD_SCHEMA.field(column).type]
-        return F.to_json(F.struct(name.alias("client_software_name"), version.alias("client_software_version"),
-                                  *fields))
-
-    is_gauge = F.col("kind") == GAUGES
-    return records.select(
-        F.col("kind"), _software_key(name, version).alias("key"),
-        F.when(is_gauge, document(GAUGE_COLUMN)).otherwise(document(USAGE_COLUMN)).alias("value"),
-        (is_gauge & F.col(GAUGE_COLUMN).getField("removed")).alias("tombstone"))
+    is_gauge = f"(`kind` = {_sql_text(GAUGES)})"
+    return records.selectExpr(
+        "`kind`", f"{_software_key(*(f'`{n}`' for n in identity))} AS `key`",
+        f"CASE WHEN {is_gauge} THEN {document(GAUGE_COLUMN)} ELSE {document(USAGE_COLUMN)} END AS `value`",
+        f"({is_gauge} AND `{GAUGE_COLUMN}`.`removed`) AS `tombstone`")
 
 
 def gauge_records(routed: DataFrame, config: GaugeConfig) -> DataFrame:
