@@ -21,6 +21,7 @@ import pytest
 import streaming.jvm_gauges
 import udfs.gauges
 from configwatch.contract import GAUGES, USAGE
+from configwatch.records import Gauge, VersionUsage
 from configwatch.secrets import SecretStr
 from configwatch.settings import Settings
 from streaming.job import QUERY_NAME, JobOptions, StreamingJob
@@ -149,7 +150,11 @@ def test_the_jvm_steps_give_the_python_transitions_records_batch_by_batch(spark:
     by_epoch: list[dict[str, dict[str, Any]]] = [{GAUGES: {}, USAGE: {}} for _ in batches]
     for kind in (GAUGES, USAGE):
         for path in sorted((out / kind).glob("part-*.jsonl")):
-            by_epoch[int(path.name.split("-")[1])][kind].update(_records(path.read_text().splitlines()))
+            lines = path.read_text().splitlines()
+            by_epoch[int(path.name.split("-")[1])][kind].update(_records(lines))
+            record = Gauge if kind == GAUGES else VersionUsage
+            for line in lines:  # every field, in the record's own order (streaming.jvm_gauges._contract_json)
+                assert list(json.loads(line).items()) == list(record.from_json(line).to_dict().items()), line
     memory = MemoryPipeline(KEY, kinds=(GAUGES, USAGE))
     expected = _memory(batches, files, memory)
     assert sum(len(e[GAUGES]) for e in expected) > 20 and sum(len(e[USAGE]) for e in expected) > 5
