@@ -13,8 +13,9 @@ records); the clock runs from starting the queries to their end, in this process
 Rounds are interleaved (ceiling, job, job-nogx): warm-up runs on the
 warm-up topic (the workload itself) first (the job until the JIT has seen ``JOB_WARMUP_RECORDS``; not counted;
 not in a quick run), then ``ctx.rounds`` measured;
-medians are reported. Figure 5: ``bench.memory``
-samples the driver JVM and the Python workers during every ``job`` run.
+medians are reported. Figure 5: ``bench.memory`` samples the driver JVM and the Python workers
+during one more ``job`` run per round, not timed: reading a multi-GB JVM's ``smaps_rollup`` every
+0.25 s made the run it watched about 1.1x as long (docs/benchmarks.md, 2026-11-27, night).
 Figure 6: ``gx_overhead_ratio`` = job seconds / job-nogx seconds.
 
 The profile (``profile_*``; not in a quick run) runs each output alone once (quarantine only is
@@ -83,10 +84,11 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
     for _ in range(ctx.rounds):
         ceiling_s, counted = _ceiling(ctx, ctx.topic)
         counts.add(counted)
-        sampler = MemorySampler().start()
         job_s, totals, alerts_topic = _job(ctx)
-        memory.append(sampler.stop())
         nogx_s, _, _ = _job(ctx, expectations=False)
+        sampler = MemorySampler().start()  # figure 5 in a run of its own: the sampler slows the run it watches
+        _job(ctx)
+        memory.append(sampler.stop())
         seconds["ceiling"].append(ceiling_s)
         seconds["job"].append(job_s)
         seconds["job-nogx"].append(nogx_s)
