@@ -148,11 +148,10 @@ def test_the_jvm_steps_give_the_python_transitions_records_batch_by_batch(spark:
     if seed == 7:  # the plan is the same for every case
         _assert_one_route_stage(job)
     by_epoch: list[dict[str, dict[str, Any]]] = [{GAUGES: {}, USAGE: {}} for _ in batches]
-    for kind in (GAUGES, USAGE):
+    for kind, record in ((GAUGES, Gauge), (USAGE, VersionUsage)):
         for path in sorted((out / kind).glob("part-*.jsonl")):
             lines = path.read_text().splitlines()
             by_epoch[int(path.name.split("-")[1])][kind].update(_records(lines))
-            record = Gauge if kind == GAUGES else VersionUsage
             for line in lines:  # every field, in the record's own order (streaming.jvm_gauges._contract_json)
                 assert list(json.loads(line).items()) == list(record.from_json(line).to_dict().items()), line
     memory = MemoryPipeline(KEY, kinds=(GAUGES, USAGE))
