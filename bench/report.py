@@ -90,6 +90,10 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                 if len(busy) == 2 else "")
         rows.append(("8. scaling: the job at local[2] vs local[1]", f"{r['scaling_2_vs_1']:.2f}x the rate",
                      f"local[1] {_n(rates['local[1]'])} rec/s", f"local[2] {_n(rates['local[2]'])} rec/s{cpus}"))
+    if "scaling_reference_2_vs_1" in r:
+        rows.append(("8b. scaling: Spark's own query of the job's shape (`bench.scaling_reference`)",
+                     f"{r['scaling_reference_2_vs_1']:.2f}x the rate", "same machine, method and settings",
+                     f"the job's ratio {r['scaling_vs_reference']:.2f}x the reference's"))
     return rows
 
 
