@@ -71,7 +71,8 @@ def _reference_once(master: str, bootstrap: str, topic: str, work: Path) -> tupl
     from bench.scaling_reference import run_once
     from streaming.session import SparkSettings, build_spark_session
 
-    settings = _settings(master, bootstrap, topic, work)  # the job's: its Spark settings and batch bound
+    # The job's settings for the run: its Spark session, its batch bound, and a fresh topic and checkpoint.
+    settings = _settings(master, bootstrap, topic, work)
     spark = build_spark_session(SparkSettings(master=settings.spark_master, driver_memory=settings.driver_memory))
     return run_once(spark, bootstrap, topic, settings.alerts_topic, settings.checkpoint_dir,
                     settings.max_offsets_per_trigger)
