@@ -6,6 +6,7 @@ several micro-batches (a small batch bound), so the stateful aggregation carries
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import Counter
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from bench.report import render
-from bench.scaling_reference import SECRET_LIKE, run_once
+from bench.scaling_reference import DIGEST_MARK, SECRET_LIKE, run_once
 from bench.workload import workload_records
 from configwatch.secrets import SecretStr
 from sinks.kafka import ensure_topic
@@ -38,6 +39,8 @@ def _expected(values: list[bytes]) -> dict[tuple[str, str], dict[str, int]]:
             counts["secret_like"] += bool(re.search(SECRET_LIKE, text))
             counts["chars"] += len(text)
             counts["defaults"] += bool(entry["is_default"])
+            digest = hashlib.sha256(f"{entry['key']}={text}".encode()).hexdigest()
+            counts["digests_marked"] += digest.startswith(DIGEST_MARK)
     return {k: dict(v) for k, v in totals.items()}
 
 
@@ -58,9 +61,12 @@ def test_the_reference_totals_every_push_entry_across_batches(spark: Any, kafka_
         row = json.loads(value or b"{}")
         assert key == row["config_key"].encode()
         last[(row["config_key"], row["config_type"])] = row
-    got = {k: {n: row[n] for n in ("entries", "secret_like", "chars", "defaults")} for k, row in last.items()}
+    got = {k: {n: row[n] for n in ("entries", "secret_like", "chars", "defaults", "digests_marked")}
+           for k, row in last.items()}
     expected = _expected([r.value for r in records])
     assert expected and got == expected
+    assert all(set(row) == {"config_key", "config_type", "entries", "secret_like", "chars", "defaults",
+                            "digests_marked"} for row in last.values())  # counts only: no value, no digest
     assert seconds > 0 and cpu["task_cpu_s"] > 0
 
 
