@@ -6,8 +6,9 @@ the time it waited runnable for a CPU (``schedstat``). Threads are grouped by pr
 ``kafka.Kafka`` JVM; ``other``) and by kind (``task``: Spark's executor task threads; ``jit``: the
 JIT compilers; ``gc``: the collector and the VM thread; ``other``). ``use(before, after, seconds)``
 turns two samples into the figures ``bench.fig_scaling`` reports: how many CPUs were busy, and the
-task threads' CPU and wait, in seconds. A thread that ends between the two samples is not counted
-(Spark's task threads live in a pool and outlast a run).
+task threads' CPU and wait, in seconds. Each thread counts what it used between the two samples (a
+thread started meanwhile, all it used); a thread that ends between them is not counted, and does not
+take its earlier time off the threads that go on (Spark's pool ends task threads idle for a minute).
 """
 
 from __future__ import annotations
@@ -44,12 +45,12 @@ def _group(pid: int, spark: set[int]) -> str:
         return "other"
 
 
-Sample = dict[tuple[str, str, str], float]
+Sample = dict[tuple[str, str, int], tuple[float, float]]
 
 
 def sample() -> Sample:
-    """Seconds per (group, kind, "cpu" | "wait"), summed over the threads alive now."""
-    out: Sample = defaultdict(float)
+    """Per thread alive now, keyed by (group, kind, thread id): seconds on a CPU and seconds waiting for one."""
+    out: Sample = {}
     spark = _spark_pids()
     for entry in _PROC.iterdir():
         if not entry.name.isdigit():
@@ -67,15 +68,18 @@ def sample() -> Sample:
                 continue  # the thread ended between listing and reading
             comm, fields = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
             kind = _kind(comm) if group == "spark" else "other"
-            out[(group, kind, "cpu")] += (int(fields[11]) + int(fields[12])) / _TICKS
-            out[(group, kind, "wait")] += wait_ns / 1e9
-    return dict(out)
+            out[(group, kind, int(task.name))] = ((int(fields[11]) + int(fields[12])) / _TICKS, wait_ns / 1e9)
+    return out
 
 
 def use(before: Sample, after: Sample, seconds: float) -> dict[str, Any]:
     """CPUs busy (all, and per group and Spark thread kind) and the task threads' CPU and wait, per run."""
-    delta = {key: max(0.0, after[key] - before.get(key, 0.0)) for key in after}
-    cpu = {key[:2]: value for key, value in delta.items() if key[2] == "cpu"}
+    cpu: dict[tuple[str, str], float] = defaultdict(float)
+    wait: dict[tuple[str, str], float] = defaultdict(float)
+    for key, (cpu_s, wait_s) in after.items():
+        cpu_before, wait_before = before.get(key, (0.0, 0.0))
+        cpu[key[:2]] += max(0.0, cpu_s - cpu_before)  # max: a thread id reused by a new thread
+        wait[key[:2]] += max(0.0, wait_s - wait_before)
     per: dict[str, float] = defaultdict(float)
     for (group, kind), value in cpu.items():
         per[group if group != "spark" else f"spark_{kind}"] += value
@@ -83,5 +87,5 @@ def use(before: Sample, after: Sample, seconds: float) -> dict[str, Any]:
         "cpus_busy": round(sum(cpu.values()) / seconds, 2),
         "cpus_by_part": {part: round(value / seconds, 2) for part, value in sorted(per.items())},
         "task_cpu_s": round(cpu.get(("spark", "task"), 0.0), 1),
-        "task_wait_s": round(delta.get(("spark", "task", "wait"), 0.0), 1),
+        "task_wait_s": round(wait.get(("spark", "task"), 0.0), 1),
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -52,6 +53,22 @@ def test_cpu_use_counts_this_process_and_names_the_spark_thread_kinds() -> None:
                                                       "GC Thread#1", "VM Thread", "dag-scheduler-e")}
     assert kinds == {"Executor task l": "task", "C2 CompilerThre": "jit", "G1 Conc#0": "gc",
                      "GC Thread#1": "gc", "VM Thread": "gc", "dag-scheduler-e": "other"}
+
+
+def test_cpu_use_keeps_the_time_of_threads_that_go_on_when_another_ends() -> None:
+    def burn(seconds: float) -> None:
+        spent = time.thread_time()
+        while time.thread_time() - spent < seconds:
+            sum(i * i for i in range(10_000))
+
+    ending = threading.Thread(target=burn, args=(0.5,))
+    ending.start()
+    ending.join(timeout=0.01)  # it runs on while the first sample is read
+    before = cpu_use.sample()
+    ending.join()  # its time before the sample leaves with it
+    burn(0.3)  # this thread goes on
+    use = cpu_use.use(before, cpu_use.sample(), seconds=1.0)
+    assert use["cpus_by_part"]["spark_other"] >= 0.25
 
 
 def test_percentile_is_nearest_rank() -> None:
