@@ -11,8 +11,9 @@ records); the clock runs from starting the queries to their end, in this process
 - ``job-nogx``: the same with ``--no-expectations``.
 
 Rounds are interleaved (ceiling, job, job-nogx): warm-up runs on the
-warm-up topic (the workload itself) first (the job until the JIT has seen ``JOB_WARMUP_RECORDS``; not counted;
-not in a quick run), then ``ctx.rounds`` measured;
+warm-up topic (the workload itself) first (the job and the ceiling until the JIT has seen ``JOB_WARMUP_RECORDS``,
+then in small batches, ``bench.harness.job_warmup_bounds``; not counted; not in a quick run), then ``ctx.rounds``
+measured;
 medians are reported. Figure 5: ``bench.memory`` samples the driver JVM and the Python workers
 during one more ``job`` run per round, not timed: reading a multi-GB JVM's ``smaps_rollup`` every
 0.25 s made the run it watched about 1.1x as long (docs/benchmarks.md, 2026-11-27, night).
@@ -29,19 +30,19 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bench.harness import BenchContext, job_settings, job_warmup_runs, median_of
+from bench.harness import BenchContext, job_settings, job_warmup_bounds, median_of
 from bench.memory import MemorySampler
 from bench.stall import StallWatch
 
 __all__ = ["measure"]
 
 
-def _ceiling(ctx: BenchContext, topic: str) -> tuple[float, int]:
+def _ceiling(ctx: BenchContext, topic: str, bound: int | None = None) -> tuple[float, int]:
     from streaming.sources import kafka_source
 
     spark = ctx.spark()
     counted: list[int] = []
-    source = kafka_source(spark, ctx.bootstrap, topic, starting_offsets="earliest")
+    source = kafka_source(spark, ctx.bootstrap, topic, starting_offsets="earliest", max_offsets_per_trigger=bound)
     query = (source.writeStream.foreachBatch(lambda df, _: counted.append(df.count()))
              .option("checkpointLocation", str(ctx.scratch("ceiling"))).trigger(availableNow=True))
     started = time.perf_counter()
@@ -49,11 +50,13 @@ def _ceiling(ctx: BenchContext, topic: str) -> tuple[float, int]:
     return time.perf_counter() - started, sum(counted)
 
 
-def _job(ctx: BenchContext, *, outputs: str | None = None, expectations: bool = True, topic: str | None = None
-         ) -> tuple[float, dict[str, int], str]:
+def _job(ctx: BenchContext, *, outputs: str | None = None, expectations: bool = True, topic: str | None = None,
+         bound: int | None = None) -> tuple[float, dict[str, int], str]:
     from streaming.job import JobOptions, StreamingJob
 
     extra: dict[str, Any] = {"expectations": expectations, "input_topic": topic or ctx.topic}
+    if bound:
+        extra["max_offsets_per_trigger"] = bound
     if outputs is not None:
         extra["outputs"] = outputs
     settings = job_settings(ctx, ctx.scratch("job"), **extra)
@@ -77,9 +80,9 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
     totals: dict[str, int] = {}
     alerts_topic = ""
     if not ctx.quick:  # warm-up (not counted) on the warm-up topic (the workload): the JIT's runs, then each kind
-        _ceiling(ctx, ctx.warmup_topic)
-        for _ in range(job_warmup_runs(ctx.records)):
-            _job(ctx, topic=ctx.warmup_topic)
+        for bound in job_warmup_bounds(ctx.records):
+            _ceiling(ctx, ctx.warmup_topic, bound)
+            _job(ctx, topic=ctx.warmup_topic, bound=bound)
         _job(ctx, topic=ctx.warmup_topic, expectations=False)
     for _ in range(ctx.rounds):
         ceiling_s, counted = _ceiling(ctx, ctx.topic)

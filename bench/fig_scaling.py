@@ -2,11 +2,11 @@
 
 Each master runs in its own process (Spark fixes the master when it starts): warm-up runs of the job
 on the warm-up topic (the workload itself) until the JIT has seen ``bench.harness.JOB_WARMUP_RECORDS``,
-then ``ctx.rounds`` timed available-now runs on the workload topic, fresh checkpoint and output topics
-each time. The figure is the median records/s at ``local[2]`` over that at ``local[1]``. Beside it,
-``bench.cpu_use`` says who used the CPUs during the median run: ``local[1]`` has one task thread, but
-the JIT, the collector and the broker run on the second core meanwhile (docs/benchmarks.md, "where
-local[1] gets its second core").
+then a hundred small batches (``bench.harness.job_warmup_bounds``), then ``ctx.rounds`` timed
+available-now runs on the workload topic, fresh checkpoint and output topics each time. The figure is
+the median records/s at ``local[2]`` over that at ``local[1]``. Beside it, ``bench.cpu_use`` says who
+used the CPUs during the median run: ``local[1]`` has one task thread, but the JIT, the collector and
+the broker run on the second core meanwhile (docs/benchmarks.md, "where local[1] gets its second core").
 
 The reference (``scaling_reference_2_vs_1``) is the same measurement of Spark's own query of the job's
 shape (``bench.scaling_reference``), in processes of its own between the job's: what this machine
@@ -16,6 +16,7 @@ gives any Spark query like it. ``scaling_vs_reference`` is the job's ratio over 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench import cpu_use
-from bench.harness import BenchContext, job_warmup_runs, median_of
+from bench.harness import BenchContext, job_warmup_bounds, median_of
 
 if TYPE_CHECKING:
     from configwatch.settings import Settings
@@ -38,25 +39,30 @@ MASTERS = ("local[1]", "local[2]")
 KEY_ENV = "CONFIGWATCH_FINGERPRINT_KEY"  # the child's key: in its environment, never on its command line
 
 
-def _settings(master: str, bootstrap: str, topic: str, work: Path) -> Settings:
-    """The job's settings for one run: fresh checkpoint and output topics, the job's defaults otherwise."""
+def _settings(master: str, bootstrap: str, topic: str, work: Path, bound: int | None = None) -> Settings:
+    """The job's settings for one run: fresh checkpoint and output topics, the job's defaults otherwise.
+
+    ``bound``: the run's records per batch, else the job's default.
+    """
     from configwatch.secrets import SecretStr
     from configwatch.settings import Settings
 
     suffix = uuid.uuid4().hex[:8]
-    return Settings(bootstrap_servers=bootstrap, checkpoint_dir=work / f"ckpt-{suffix}", input_topic=topic,
-                    sink="kafka", alerts_topic=f"bench-scale-alerts-{suffix}",
-                    quarantine_topic=f"bench-scale-quarantine-{suffix}",
-                    gauges_topic=f"bench-scale-gauges-{suffix}",
-                    trigger="available-now", starting_offsets="earliest",
-                    fingerprint_key=SecretStr(os.environ[KEY_ENV]),
-                    spark_master=master)
+    settings = Settings(bootstrap_servers=bootstrap, checkpoint_dir=work / f"ckpt-{suffix}", input_topic=topic,
+                        sink="kafka", alerts_topic=f"bench-scale-alerts-{suffix}",
+                        quarantine_topic=f"bench-scale-quarantine-{suffix}",
+                        gauges_topic=f"bench-scale-gauges-{suffix}",
+                        trigger="available-now", starting_offsets="earliest",
+                        fingerprint_key=SecretStr(os.environ[KEY_ENV]),
+                        spark_master=master)
+    return dataclasses.replace(settings, max_offsets_per_trigger=bound) if bound else settings
 
 
-def _run_once(master: str, bootstrap: str, topic: str, work: Path) -> tuple[float, dict[str, Any]]:
+def _run_once(master: str, bootstrap: str, topic: str, work: Path, bound: int | None = None
+              ) -> tuple[float, dict[str, Any]]:
     from streaming.job import JobOptions, StreamingJob
 
-    settings = _settings(master, bootstrap, topic, work)
+    settings = _settings(master, bootstrap, topic, work, bound)
     job = StreamingJob(settings, JobOptions.from_settings(settings), bootstrap, out=lambda _: None)
     output = job.prepare()  # the output topics, before the clock
     before = cpu_use.sample()
@@ -67,12 +73,13 @@ def _run_once(master: str, bootstrap: str, topic: str, work: Path) -> tuple[floa
     return seconds, cpu_use.use(before, cpu_use.sample(), seconds)
 
 
-def _reference_once(master: str, bootstrap: str, topic: str, work: Path) -> tuple[float, dict[str, Any]]:
+def _reference_once(master: str, bootstrap: str, topic: str, work: Path, bound: int | None = None
+                    ) -> tuple[float, dict[str, Any]]:
     from bench.scaling_reference import run_once
     from streaming.session import SparkSettings, build_spark_session
 
     # The job's settings for the run: its Spark session, its batch bound, and a fresh topic and checkpoint.
-    settings = _settings(master, bootstrap, topic, work)
+    settings = _settings(master, bootstrap, topic, work, bound)
     spark = build_spark_session(SparkSettings(master=settings.spark_master, driver_memory=settings.driver_memory))
     return run_once(spark, bootstrap, topic, settings.alerts_topic, settings.checkpoint_dir,
                     settings.max_offsets_per_trigger)
@@ -82,8 +89,8 @@ def _child(master: str, bootstrap: str, topic: str, warmup_topic: str, records: 
            reference: bool = False) -> dict[str, Any]:
     run_once = _reference_once if reference else _run_once
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
-        for _ in range(job_warmup_runs(records)):
-            run_once(master, bootstrap, warmup_topic, Path(tmp))
+        for bound in job_warmup_bounds(records):
+            run_once(master, bootstrap, warmup_topic, Path(tmp), bound)
         runs = [run_once(master, bootstrap, topic, Path(tmp)) for _ in range(rounds)]
     return {"master": master, "seconds": [round(s, 2) for s, _ in runs], "cpu_use": [c for _, c in runs]}
 

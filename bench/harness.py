@@ -29,6 +29,7 @@ __all__ = [
     "ProgressLog",
     "fold_gauges",
     "job_settings",
+    "job_warmup_bounds",
     "job_warmup_runs",
     "machine",
     "median_of",
@@ -86,6 +87,21 @@ JOB_WARMUP_RECORDS = 1_000_000
 def job_warmup_runs(records: int) -> int:
     """How many warm-up runs over ``records`` records give the JIT ``JOB_WARMUP_RECORDS``."""
     return max(1, -(-JOB_WARMUP_RECORDS // max(1, records)))
+
+
+# Then warm-up runs in small batches. A running job has planned, scheduled and committed thousands of
+# batches; after JOB_WARMUP_RECORDS in the job's batches it has done about ten, and the JIT was still
+# compiling that per-batch and per-task code in the measured runs (0.2-0.3 CPUs at local[2]). Four more
+# runs of 25 batches each took it to 0.1 and the measured runs at local[2] to 0.79x the time
+# (docs/benchmarks.md, "2026-11-28, late morning").
+WARMUP_SMALL_BATCH_RUNS = 4
+WARMUP_SMALL_BATCHES = 25
+
+
+def job_warmup_bounds(records: int) -> list[int | None]:
+    """The batch bound of each warm-up run over ``records`` records (``None``: the job's own bound)."""
+    small = max(1, -(-records // WARMUP_SMALL_BATCHES))
+    return [None] * job_warmup_runs(records) + [small] * WARMUP_SMALL_BATCH_RUNS
 
 
 def job_settings(ctx: BenchContext, checkpoint: Path, **overrides: Any) -> Settings:

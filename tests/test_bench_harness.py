@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 
 from bench import cpu_use
-from bench.harness import percentile
+from bench.harness import (
+    JOB_WARMUP_RECORDS,
+    WARMUP_SMALL_BATCH_RUNS,
+    WARMUP_SMALL_BATCHES,
+    job_warmup_bounds,
+    percentile,
+)
 from bench.memory import MemorySampler
 from bench.report import BEGIN, END, render, write_docs
 from bench.run import main as bench_main
@@ -69,6 +75,16 @@ def test_cpu_use_keeps_the_time_of_threads_that_go_on_when_another_ends() -> Non
     burn(0.3)  # this thread goes on
     use = cpu_use.use(before, cpu_use.sample(), seconds=1.0)
     assert use["cpus_by_part"]["spark_other"] >= 0.25
+
+
+def test_warmup_is_a_million_records_in_the_jobs_batches_then_small_batches_last() -> None:
+    for records in (100_000, 500_000, 3):
+        bounds = job_warmup_bounds(records)
+        full = [b for b in bounds if b is None]
+        small = [b for b in bounds if b is not None]
+        assert len(full) * records >= JOB_WARMUP_RECORDS > (len(full) - 1) * records
+        assert bounds == [None] * len(full) + small  # the small batches come just before the measured runs
+        assert sum(-(-records // b) for b in small) == WARMUP_SMALL_BATCH_RUNS * min(records, WARMUP_SMALL_BATCHES)
 
 
 def test_percentile_is_nearest_rank() -> None:
