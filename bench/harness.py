@@ -93,7 +93,7 @@ def job_warmup_runs(records: int) -> int:
 # batches; after JOB_WARMUP_RECORDS in the job's batches it has done about ten, and the JIT was still
 # compiling that per-batch and per-task code in the measured runs (0.2-0.3 CPUs at local[2]). Four more
 # runs of 25 batches each took it to 0.1 and the measured runs at local[2] to 0.79x the time
-# (docs/benchmarks.md, "2026-11-28, late morning").
+# (docs/benchmarks.md, "2026-11-28, mid-morning").
 WARMUP_SMALL_BATCH_RUNS = 4
 WARMUP_SMALL_BATCHES = 25
 
