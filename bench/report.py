@@ -108,7 +108,8 @@ def render(results: dict[str, Any]) -> str:
         "",
         f"Workload: {_n(p['records'])} simulator records in {p['partitions']} partitions "
         f"({_n(results.get('workload', {}).get('bytes', 0) / 1e6)} MB); medians of {p['rounds']} measured rounds "
-        "after warm-up (the JVM job's runs warm the JIT over a million records; the rest, one round). "
+        "after warm-up (the JVM job's runs warm the JIT over a million records, then a hundred small batches; "
+        "the rest, one round). "
         "Full numbers: `bench/results/latest.json`.",
         "",
         "| figure | measured | anchor | ratio |",
