@@ -67,14 +67,25 @@ def test_cpu_use_keeps_the_time_of_threads_that_go_on_when_another_ends() -> Non
         while time.thread_time() - spent < seconds:
             sum(i * i for i in range(10_000))
 
-    ending = threading.Thread(target=burn, args=(0.5,))
+    used, sampled = threading.Event(), threading.Event()
+
+    def ending_thread() -> None:
+        burn(0.6)
+        used.set()
+        sampled.wait(timeout=30)  # alive while the first sample is read, then it ends
+
+    ending = threading.Thread(target=ending_thread)
     ending.start()
-    ending.join(timeout=0.01)  # it runs on while the first sample is read
-    before = cpu_use.sample()
-    ending.join()  # its time before the sample leaves with it
+    assert used.wait(timeout=30)
+    before = cpu_use.sample()  # the ending thread's 0.6 s is in it
+    mine = time.thread_time()
+    sampled.set()
+    ending.join()  # its time leaves with it
     burn(0.3)  # this thread goes on
-    use = cpu_use.use(before, cpu_use.sample(), seconds=1.0)
-    assert use["cpus_by_part"]["spark_other"] >= 0.25
+    after = cpu_use.sample()
+    mine = time.thread_time() - mine
+    use = cpu_use.use(before, after, seconds=1.0)
+    assert use["cpus_by_part"]["spark_other"] >= mine - 0.02  # /proc counts in 10 ms ticks
 
 
 def test_warmup_is_a_million_records_in_the_jobs_batches_then_small_batches_last() -> None:
