@@ -34,9 +34,13 @@ from configwatch.hostports import check_host, host_ports
 from configwatch.paths import cache_dir, default_checkpoint_root
 from configwatch.secrets import SecretStr
 
-__all__ = ["ENV_PREFIX", "Settings", "add_arguments", "secret_flags", "setting"]
+__all__ = ["DRIVER_MEMORY", "ENV_PREFIX", "Settings", "add_arguments", "secret_flags", "setting"]
 
 ENV_PREFIX = "CONFIGWATCH_"
+# The Spark driver's heap maximum (under local[N] its JVM runs the tasks too). The parallel collector grows the
+# heap to it and keeps it, and about 1.1 GB lives outside it, so the maximum sets the process's peak memory:
+# 1.5 GB ran 300,000 records as fast as 2 GB and held 150-200 MB less PSS (docs/benchmarks.md, "2026-11-28").
+DRIVER_MEMORY = "1536m"
 _TOPIC_NAME = re.compile(r"[A-Za-z0-9._-]{1,249}")  # Kafka's own rule (org.apache.kafka.common.internals.Topic)
 
 
@@ -74,7 +78,8 @@ class Settings:
                                          "s3a://...); overrides --checkpoint-dir", commands=("run",), metavar="URI")
     spark_master: str | None = setting(None, "Spark master URL (default: spark-submit's, else local[2])",
                                        commands=("run", "demo"), metavar="URL")
-    driver_memory: str = setting("2g", "Spark driver memory", commands=("run", "demo"), metavar="SIZE")
+    driver_memory: str = setting(DRIVER_MEMORY, "Spark driver memory (its JVM heap maximum)",
+                                 commands=("run", "demo"), metavar="SIZE")
     fingerprint_key: SecretStr = setting(
         None, "per-deployment HMAC key for fingerprints (default: a random key kept in "
         "<cache>/fingerprint.key); prefer the environment variable", commands=(), metavar="KEY")

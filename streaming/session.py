@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from configwatch.jars import connector_jars, job_jar
+from configwatch.settings import DRIVER_MEMORY
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -51,7 +52,7 @@ class SparkSettings:
 
     master: str | None = None  # None: keep spark-submit's, else local[2]
     app_name: str = "configwatch"
-    driver_memory: str = "2g"
+    driver_memory: str = DRIVER_MEMORY  # why this size: configwatch.settings
     shuffle_partitions: int = 2
     arrow_batch_rows: int = 10_000
     ui: bool = False
