@@ -41,6 +41,7 @@ ENV_PREFIX = "CONFIGWATCH_"
 # heap to it and keeps it, and about 1.1 GB lives outside it, so the maximum sets the process's peak memory:
 # 1.5 GB ran 300,000 records as fast as 2 GB and held 150-200 MB less PSS (docs/benchmarks.md, "2026-11-28").
 DRIVER_MEMORY = "1536m"
+_JVM_SIZE = re.compile(r"[1-9][0-9]*[kmgt]", re.IGNORECASE)  # what the JVM's -Xmx takes, which Spark passes it as
 _TOPIC_NAME = re.compile(r"[A-Za-z0-9._-]{1,249}")  # Kafka's own rule (org.apache.kafka.common.internals.Topic)
 
 
@@ -226,6 +227,9 @@ class Settings:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise _SettingError(name, f"must be a positive number, got {value:g}")
+        if not _JVM_SIZE.fullmatch(self.driver_memory):
+            raise _SettingError("driver_memory", f"{self.driver_memory!r} is not a JVM memory size (a whole number "
+                                "and k, m, g or t: 1536m, 2g)")
         seen: dict[str, str] = {}
         for name in ("input_topic", "alerts_topic", "quarantine_topic", "gauges_topic", "usage_topic"):
             topic = getattr(self, name)

@@ -91,6 +91,14 @@ def test_a_value_that_cannot_work_names_the_flag_or_the_variable_it_came_from() 
         Settings.load(argparse.Namespace(connect_timeout_s=float("nan")), {"CONFIGWATCH_FINGERPRINT_KEY": "k"})
     with pytest.raises(UsageError, match=r"^--connection-ttl: must be a positive number"):  # built in code: the flag
         Settings(fingerprint_key=SecretStr("k"), connection_ttl=-1.0)
+    with pytest.raises(UsageError, match=r"^--driver-memory: '1.5g' is not a JVM memory size"):
+        Settings.load(argparse.Namespace(driver_memory="1.5g"), {"CONFIGWATCH_FINGERPRINT_KEY": "k"})
+
+
+@pytest.mark.parametrize("size", ["1536m", "2g", "2G", "4096M"])
+def test_jvm_memory_sizes_are_kept(size: str) -> None:
+    settings = Settings.load(argparse.Namespace(driver_memory=size), {"CONFIGWATCH_FINGERPRINT_KEY": "k"})
+    assert settings.driver_memory == size
 
 
 def test_every_topic_is_its_own() -> None:
