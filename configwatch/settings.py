@@ -39,7 +39,7 @@ __all__ = ["DRIVER_MEMORY", "ENV_PREFIX", "Settings", "add_arguments", "secret_f
 ENV_PREFIX = "CONFIGWATCH_"
 # The Spark driver's heap maximum (under local[N] its JVM runs the tasks too). The parallel collector grows the
 # heap to it and keeps it, and about 1.1 GB lives outside it, so the maximum sets the process's peak memory:
-# 1.5 GB ran 300,000 records as fast as 2 GB and held 150-200 MB less PSS (docs/benchmarks.md, "2026-11-28").
+# 1.5 GB ran the job as fast as 2 GB and held 140-230 MB less PSS (docs/benchmarks.md, "2026-11-28, afternoon").
 DRIVER_MEMORY = "1536m"
 _JVM_SIZE = re.compile(r"[1-9][0-9]*[kmgt]", re.IGNORECASE)  # what the JVM's -Xmx takes, which Spark passes it as
 _TOPIC_NAME = re.compile(r"[A-Za-z0-9._-]{1,249}")  # Kafka's own rule (org.apache.kafka.common.internals.Topic)
