@@ -15,7 +15,7 @@ import pytest
 from configwatch.localkafka import LocalKafka
 from policy.api import ClientConfig
 from policy.client import ClientIdentity, PushOptions, push_config
-from policy.gateway import service
+from policy.gateway import GatewayHandle, service
 from policy.gateway.apis import CLIENT_ID_MAX_CHARS, MAX_PUSH_ENTRIES
 from policy.gateway.metrics import MAX_SOFTWARE_SERIES, OTHER, bounded_series
 from policy.gateway.service import running_gateway
@@ -96,6 +96,9 @@ def test_row1_a_broker_outage_is_reported_and_pushes_are_accepted_again_after_it
             assert push_config(gw.bootstrap, CONFIGS, ClientIdentity(client_id="before")).status == "accepted"
             assert health(gw)[0] == 200 and health(gw)[1]["publisher"]["connected"] is True
 
+            # Idle first: the "before" connection's events all acknowledged, so the outage below is
+            # noticed as a lost connection, not as an event in flight that Kafka never acknowledged.
+            eventually(lambda: _all_acknowledged(gw) or None, timeout_s=30, message="the push's events acknowledged")
             broker.stop()  # noticed while idle: nothing is being published now
             eventually(lambda: health(gw)[0] == 503 or None, timeout_s=30, message="the outage on /healthz")
             assert "no connection to Kafka" in health(gw)[1]["reason"]
@@ -119,6 +122,15 @@ def test_row1_a_broker_outage_is_reported_and_pushes_are_accepted_again_after_it
     assert sorted(pushes) == ["after", "before"]  # the refused push was never published; nothing accepted was lost
     assert {e.event for e in events if e.client_id == "handshake-during"} == {"connection_opened",
                                                                            "connection_closed"}
+
+
+def _all_acknowledged(gw: GatewayHandle) -> bool:
+    """Every connection the gateway saw has closed, and all their events are acknowledged by Kafka."""
+    opened, closed = (metric(gw, "configwatch_publisher_events", event=e, outcome="published")
+                      for e in ("connection_opened", "connection_closed"))
+    publisher = health(gw)[1]["publisher"]
+    return (opened >= 1 and closed == opened and publisher["buffered"] == 0
+            and publisher["oldest_unacked_age_seconds"] == 0)
 
 
 def test_row2_the_publish_buffer_is_bounded_by_bytes(topic_name: Any, monkeypatch: pytest.MonkeyPatch) -> None:
