@@ -55,7 +55,6 @@ def prepare() -> dict[str, Any]:
         "identity_rule": leaks.IDENTITY_RULE,
         "fleet_numeric_types": list(fleet.NUMERIC_TYPES),
         "fleet_excluded": sorted(fleet.EXCLUDED),
-        "fleet_unbounded": list(fleet.UNBOUNDED),
         "peer_group": fleet.peer_group("{family}", "{role}", "{major}"),
     }
 

@@ -26,6 +26,7 @@ final class Detector {
   private final Anomalies anomalies;
   private final Typos typos;
   private final Groups groups;
+  private final Fleet fleet; // its sentinel rule only: the fleet state lives in the keyed step
   private final Leaks leaks;
   private final Findings findings;
   private final String[] identityFields;
@@ -57,9 +58,7 @@ final class Detector {
     fleetTypes.addAll(Knowledge.strings(section.get("fleet_numeric_types")));
     fleetExcluded = Knowledge.strings(section.get("fleet_excluded"));
     peerGroupFormat = section.get("peer_group").asText();
-    for (JsonNode v : section.get("fleet_unbounded")) {
-      unbounded.add(v.asDouble());
-    }
+    fleet = Fleet.of(knowledge);
   }
 
   SecretScan scan() {
@@ -230,7 +229,7 @@ final class Detector {
         continue;
       }
       double value = PandasNumbers.parse(e.value());
-      if (Double.isNaN(value) || value <= 0 || sentinel(value)) {
+      if (Double.isNaN(value) || fleet.isSentinel(value)) {
         continue;
       }
       keys.add(profile.canonical(e.key()));
@@ -243,11 +242,5 @@ final class Detector {
     String peerGroup = peerGroupFormat.replace("{family}", profile.family()).replace("{role}", profile.role())
         .replace("{major}", profile.version().split("\\.")[0]);
     return new FleetRow(peerGroup, keys, array, view.context());
-  }
-
-  private final Set<Double> unbounded = new HashSet<>(); // values that mean "unbounded", not a magnitude
-
-  private boolean sentinel(double value) {
-    return unbounded.contains(value);
   }
 }
