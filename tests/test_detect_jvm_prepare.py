@@ -67,3 +67,21 @@ def test_simulator_fleet(seed: int) -> None:
 @pytest.mark.parametrize(("seed", "mode"), [(13, "raw"), (13, "edge"), (29, "raw"), (41, "edge")])
 def test_evaluation_fleet(seed: int, mode: str) -> None:
     _same(eval_pushes(700, seed, mode))
+
+
+# Number texts around the JVM's shortcut for plain integers (PandasNumbers): signs, padding, zeros, the 15-digit
+# edge, and texts that only the full pattern reads or that are no number at all.
+_NUMBER_TEXTS = ("-0", "+5", " 12 ", "\t7\n", "007", "-42", "999999999999999", "1000000000000000",
+                 "12345678901234567890", "1e3", "5.", ".5", "-", "+", "", "1_000", "\u0663", "0x10", "12a", "--1")
+
+
+def test_number_texts_give_pythons_fleet_values() -> None:
+    rows = simulator_pushes(600, 5)
+    n = 0
+    for row in rows:
+        for entry in row["configs"]:
+            if entry["type"] in ("INT", "LONG", "DOUBLE", "SHORT"):
+                entry["value"] = _NUMBER_TEXTS[n % len(_NUMBER_TEXTS)]
+                n += 1
+    assert n > 10 * len(_NUMBER_TEXTS)
+    _same(rows)

@@ -3,6 +3,7 @@ package io.configwatch.detect;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.Serializable;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +19,7 @@ import java.util.regex.Pattern;
  */
 public final class Decoder implements Serializable {
   private static final long serialVersionUID = 1L;
+  private static final int MAX_SOFTWARE_CHECKED = 4096; // validSoftware's answers kept (all dropped when full)
   /** The fields of {@link Entry}, in its order: the contract's entry fields must be these. */
   private static final List<String> ENTRY_RECORD = List.of("key", "value", "type", "is_default", "redacted",
       "fingerprint");
@@ -54,9 +56,12 @@ public final class Decoder implements Serializable {
   private final DecodedEvent.Layout layout;
   private final int maxNesting;
   private final int maxIntDigits;
+  private final Knowledge knowledge; // its strings: the decoder hands out the spec's instances (Knowledge.canonical)
   private transient DecoderText.Strings strings;
+  private transient Map<String, Boolean> softwareChecked; // validSoftware's answers: names and versions repeat
 
-  private Decoder(JsonNode s) {
+  private Decoder(Knowledge knowledge, JsonNode s) {
+    this.knowledge = knowledge;
     s.get("verdicts").fields().forEachRemaining(e -> verdicts.put(e.getKey(),
         new String[] {e.getValue().get("reason").asText(), e.getValue().get("detail").asText()}));
     schemaVersion = s.get("schema_version").asLong();
@@ -111,7 +116,7 @@ public final class Decoder implements Serializable {
   }
 
   public static Decoder of(Knowledge knowledge) {
-    return new Decoder(knowledge.section("decode"));
+    return new Decoder(knowledge, knowledge.section("decode"));
   }
 
   /** parse_record + validate_event of one raw record (null: the record has no value). */
@@ -124,7 +129,8 @@ public final class Decoder implements Serializable {
       return invalid("not_utf8", size);
     }
     if (strings == null) {
-      strings = new DecoderText.Strings();
+      strings = new DecoderText.Strings(knowledge::canonical);
+      softwareChecked = new HashMap<>();
     }
     DecoderJson.Reader reader = new DecoderJson.Reader(raw, maxNesting, maxIntDigits, strings);
     Object doc;
@@ -284,7 +290,15 @@ public final class Decoder implements Serializable {
 
   /** configwatch.contract.is_valid_software: at most software_max_chars code points, the whole string matching. */
   private boolean validSoftware(String value) {
-    return value.codePointCount(0, value.length()) <= softwareMaxChars && software.matcher(value).matches();
+    Boolean known = softwareChecked.get(value);
+    if (known == null) {
+      if (softwareChecked.size() >= MAX_SOFTWARE_CHECKED) {
+        softwareChecked.clear();
+      }
+      known = value.codePointCount(0, value.length()) <= softwareMaxChars && software.matcher(value).matches();
+      softwareChecked.put(value, known);
+    }
+    return known;
   }
 
   /** udfs.decode._slow_rows: the event fields in contract order, list items and entries with their fields only. */

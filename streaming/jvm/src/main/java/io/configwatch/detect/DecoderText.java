@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 /**
  * The text checks around {@link DecoderJson}'s reading in {@code udfs.classify.parse_record}: the
@@ -58,24 +59,51 @@ final class DecoderText {
 
   /**
    * Short ASCII strings already made (names, types, common values repeat in every record): a direct-mapped
-   * table by hash, so each distinct text is allocated about once. One reader at a time.
+   * table by hash, so each repeated text is allocated about once. A text the spec holds is the spec's own
+   * instance ({@code canonical}: {@link Knowledge#canonical}). One reader at a time.
    */
   static final class Strings {
     static final int MAX_LENGTH = 40;
     private static final int SLOTS = 1 << 12;
     private final String[] texts = new String[SLOTS];
     private final byte[][] bytes = new byte[SLOTS][];
+    private final int[] hashes = new int[SLOTS];
+    private final boolean[] used = new boolean[SLOTS];
+    private final UnaryOperator<String> canonical;
+
+    Strings(UnaryOperator<String> canonical) {
+      this.canonical = canonical;
+    }
 
     String get(byte[] b, int start, int len, int hash) {
       int slot = (hash ^ (hash >>> 15) ^ len) & (SLOTS - 1);
       byte[] known = bytes[slot];
-      if (known != null && Arrays.equals(known, 0, known.length, b, start, start + len)) {
+      if (known != null && hashes[slot] == hash && same(known, b, start, len)) {
+        used[slot] = true;
         return texts[slot];
       }
-      String s = new String(b, start, len, StandardCharsets.ISO_8859_1);
+      String s = canonical.apply(new String(b, start, len, StandardCharsets.ISO_8859_1));
+      if (used[slot]) { // a second chance: a text read again since it came stays, a one-off value passes by
+        used[slot] = false;
+        return s;
+      }
       bytes[slot] = Arrays.copyOfRange(b, start, start + len);
+      hashes[slot] = hash;
       texts[slot] = s;
       return s;
+    }
+
+    /** A plain loop: these texts are short, and {@code Arrays.equals} over ranges costs more to set up. */
+    private static boolean same(byte[] known, byte[] b, int start, int len) {
+      if (known.length != len) {
+        return false;
+      }
+      for (int i = 0; i < len; i++) {
+        if (known[i] != b[start + i]) {
+          return false;
+        }
+      }
+      return true;
     }
   }
 

@@ -4,7 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -36,6 +38,7 @@ final class Detector {
   private final String maskedAtEdge;
   private final Set<String> fleetTypes = new HashSet<>();
   private final List<String> fleetExcluded;
+  private final Map<Profile, FleetKeys> fleetKeysByProfile = new IdentityHashMap<>(); // KeySets keeps one per profile
   private final String peerGroupFormat;
 
   Detector(Knowledge knowledge, Keyed keyed) {
@@ -212,10 +215,8 @@ final class Detector {
     if (profile == null) {
       return null;
     }
-    Set<String> excluded = new HashSet<>(fleetExcluded);
-    for (String key : fleetExcluded) {
-      excluded.addAll(profile.sources(key));
-    }
+    FleetKeys fleetKeys = fleetKeysByProfile.computeIfAbsent(profile, this::fleetKeys);
+    Set<String> excluded = fleetKeys.excluded();
     List<String> keys = new ArrayList<>();
     List<Double> values = new ArrayList<>();
     List<Entry> entries = view.entries();
@@ -239,8 +240,19 @@ final class Detector {
       return null;
     }
     double[] array = values.stream().mapToDouble(Double::doubleValue).toArray();
+    return new FleetRow(fleetKeys.peerGroup(), keys, array, view.context());
+  }
+
+  /** What {@link #fleetRow} reads of a profile, the same for every push of it. */
+  private record FleetKeys(Set<String> excluded, String peerGroup) {}
+
+  private FleetKeys fleetKeys(Profile profile) {
+    Set<String> excluded = new HashSet<>(fleetExcluded);
+    for (String key : fleetExcluded) {
+      excluded.addAll(profile.sources(key));
+    }
     String peerGroup = peerGroupFormat.replace("{family}", profile.family()).replace("{role}", profile.role())
         .replace("{major}", profile.version().split("\\.")[0]);
-    return new FleetRow(peerGroup, keys, array, view.context());
+    return new FleetKeys(excluded, peerGroup);
   }
 }

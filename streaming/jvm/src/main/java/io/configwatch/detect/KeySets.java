@@ -8,6 +8,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -27,9 +28,32 @@ public final class KeySets implements Serializable {
 
   private record FileBand(String file, String band) implements Serializable {}
 
-  private record ProfileKey(String file, String role, String release) implements Serializable {}
+  // Both are map keys looked up for every push: equals and hashCode are written out, as a record's generated
+  // ones go through method handles that the JIT does not always inline.
+  private record ProfileKey(String file, String role, String release) implements Serializable {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof ProfileKey k && Objects.equals(file, k.file) && Objects.equals(role, k.role)
+          && Objects.equals(release, k.release);
+    }
 
-  private record Pair(String name, String version) implements Serializable {}
+    @Override
+    public int hashCode() {
+      return 31 * (31 * Objects.hashCode(file) + Objects.hashCode(role)) + Objects.hashCode(release);
+    }
+  }
+
+  private record Pair(String name, String version) implements Serializable {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Pair p && Objects.equals(name, p.name) && Objects.equals(version, p.version);
+    }
+
+    @Override
+    public int hashCode() {
+      return 31 * Objects.hashCode(name) + Objects.hashCode(version);
+    }
+  }
 
   private static final FileBand NONE = new FileBand(null, null);
 

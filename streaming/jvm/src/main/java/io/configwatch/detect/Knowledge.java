@@ -2,6 +2,8 @@ package io.configwatch.detect;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.TextNode;
 import java.io.IOException;
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -27,6 +29,7 @@ public final class Knowledge implements Serializable {
   private final String json;
   private transient volatile JsonNode doc; // read once, then shared by the task's threads
   private transient volatile Map<String, Rule> rules;
+  private transient volatile Map<String, String> texts; // every string of the spec, to itself (interned)
 
   private Knowledge(String json) {
     this.json = json;
@@ -57,7 +60,7 @@ public final class Knowledge implements Serializable {
     if (doc == null) {
       JsonNode parsed;
       try {
-        parsed = new ObjectMapper().readTree(json);
+        parsed = new ObjectMapper().setNodeFactory(INTERNED).readTree(json);
       } catch (IOException e) {
         throw new IllegalArgumentException("not a configwatch detection spec: " + e.getMessage(), e);
       }
@@ -68,6 +71,47 @@ public final class Knowledge implements Serializable {
     }
     return doc;
   }
+
+  /**
+   * The spec's own instance of {@code text} when the spec holds that text (a config key, a field or type name),
+   * else {@code text}. The spec's strings are interned, field names by Jackson and values by {@link #INTERNED}, so
+   * the rules' maps, Java's literals and the decoder's strings ({@link Decoder}) share instances, and a map lookup
+   * of a record's key ends at {@code ==} instead of comparing the bytes.
+   */
+  String canonical(String text) {
+    Map<String, String> known = texts;
+    if (known == null) {
+      known = readTexts();
+    }
+    return known.getOrDefault(text, text);
+  }
+
+  private synchronized Map<String, String> readTexts() {
+    if (texts == null) {
+      Map<String, String> known = new HashMap<>();
+      collect(doc(), known);
+      texts = known;
+    }
+    return texts;
+  }
+
+  private static void collect(JsonNode node, Map<String, String> known) {
+    if (node.isTextual()) {
+      known.putIfAbsent(node.asText(), node.asText());
+    }
+    node.fieldNames().forEachRemaining(name -> known.putIfAbsent(name, name.intern()));
+    node.forEach(child -> collect(child, known));
+  }
+
+  /** Text nodes with interned text (see {@link #canonical}). */
+  private static final JsonNodeFactory INTERNED = new JsonNodeFactory() {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public TextNode textNode(String text) {
+      return super.textNode(text == null ? null : text.intern());
+    }
+  };
 
   /** One module's section ({@code secretscan}, {@code keysets}, ...); IllegalArgumentException if absent. */
   public JsonNode section(String name) {

@@ -37,6 +37,7 @@ final class RouteStep implements MapPartitionsFunction<Row, Row> {
   private final Set<String> kinds;
   private final Route names;
   private final RouteStats stats;
+  private transient volatile Map<String, Integer> columns; // routed's column positions by name (literal keys)
 
   RouteStep(Knowledge knowledge, Keyed keyed, JsonNode options, boolean files, RouteStats stats) {
     this.stats = stats;
@@ -251,7 +252,15 @@ final class RouteStep implements MapPartitionsFunction<Row, Row> {
   }
 
   private void set(Object[] row, String field, Object value) {
-    row[routed.fieldIndex(field)] = value;
+    Map<String, Integer> index = columns;
+    if (index == null) {
+      index = new java.util.HashMap<>();
+      for (int i = 0; i < routed.size(); i++) {
+        index.put(routed.fields()[i].name().intern(), i); // interned: the literal names below find their own key
+      }
+      columns = index;
+    }
+    row[index.get(field)] = value;
   }
 
   private Row pass(String kind, String outKey, String value) {
