@@ -10,12 +10,14 @@ records); the clock runs from starting the queries to their end, in this process
   gauges) to fresh Kafka topics, GX on: the product as it runs.
 - ``job-nogx``: the same with ``--no-expectations``.
 
-Rounds are interleaved (ceiling, job, job-nogx): warm-up runs on the
+Rounds are interleaved (``CEILING_RUNS`` ceilings, job, job-nogx): warm-up runs on the
 warm-up topic (the workload itself) first (the job and the ceiling until the JIT has seen ``JOB_WARMUP_RECORDS``,
 then in small batches, ``bench.harness.job_warmup_bounds``; not counted; not in a quick run), then ``ctx.rounds``
 measured;
-medians are reported. Figure 5: ``bench.memory`` samples the driver JVM and the Python workers
-during one more ``job`` run per round, not timed: reading a multi-GB JVM's ``smaps_rollup`` every
+medians are reported. The ceiling runs ``CEILING_RUNS`` times per round: one run takes about half a
+second, and single runs spread 0.40-0.91 s on one machine, which decided most single readings of the
+ratio (docs/benchmarks.md, 2026-11-29, morning). Figure 5: ``bench.memory`` samples the driver JVM and
+the Python workers during one more ``job`` run per round, not timed: reading a multi-GB JVM's ``smaps_rollup`` every
 0.25 s made the run it watched about 1.1x as long (docs/benchmarks.md, 2026-11-27, night).
 Figure 6: ``gx_overhead_ratio`` = job seconds / job-nogx seconds.
 
@@ -35,6 +37,8 @@ from bench.memory import MemorySampler
 from bench.stall import StallWatch
 
 __all__ = ["measure"]
+
+CEILING_RUNS = 3  # ceiling runs per round; the figure is the median of all of them
 
 
 def _ceiling(ctx: BenchContext, topic: str, bound: int | None = None) -> tuple[float, int]:
@@ -85,14 +89,15 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
             _job(ctx, topic=ctx.warmup_topic, bound=bound)
         _job(ctx, topic=ctx.warmup_topic, expectations=False)
     for _ in range(ctx.rounds):
-        ceiling_s, counted = _ceiling(ctx, ctx.topic)
-        counts.add(counted)
+        for _ in range(CEILING_RUNS):
+            ceiling_s, counted = _ceiling(ctx, ctx.topic)
+            counts.add(counted)
+            seconds["ceiling"].append(ceiling_s)
         job_s, totals, alerts_topic = _job(ctx)
         nogx_s, _, _ = _job(ctx, expectations=False)
         sampler = MemorySampler().start()  # figure 5 in a run of its own: the sampler slows the run it watches
         _job(ctx)
         memory.append(sampler.stop())
-        seconds["ceiling"].append(ceiling_s)
         seconds["job"].append(job_s)
         seconds["job-nogx"].append(nogx_s)
     med = {name: median_of(runs) for name, runs in seconds.items()}
