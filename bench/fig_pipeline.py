@@ -14,9 +14,8 @@ Rounds are interleaved (``CEILING_RUNS`` ceilings, job, job-nogx): warm-up runs 
 warm-up topic (the workload itself) first (the job and the ceiling until the JIT has seen ``JOB_WARMUP_RECORDS``,
 then in small batches, ``bench.harness.job_warmup_bounds``; not counted; not in a quick run), then ``ctx.rounds``
 measured;
-medians are reported. The ceiling runs ``CEILING_RUNS`` times per round: one run takes about half a
-second, and single runs spread 0.40-0.91 s on one machine, which decided most single readings of the
-ratio (docs/benchmarks.md, 2026-11-29, morning). Figure 5: ``bench.memory`` samples the driver JVM and
+medians are reported; the ceiling's is over all its runs (one run is about half a second and single
+runs spread 2x: docs/benchmarks.md, 2026-11-29, morning). Figure 5: ``bench.memory`` samples the driver JVM and
 the Python workers during one more ``job`` run per round, not timed: reading a multi-GB JVM's ``smaps_rollup`` every
 0.25 s made the run it watched about 1.1x as long (docs/benchmarks.md, 2026-11-27, night).
 Figure 6: ``gx_overhead_ratio`` = job seconds / job-nogx seconds.
@@ -38,7 +37,7 @@ from bench.stall import StallWatch
 
 __all__ = ["measure"]
 
-CEILING_RUNS = 3  # ceiling runs per round; the figure is the median of all of them
+CEILING_RUNS = 3  # per round
 
 
 def _ceiling(ctx: BenchContext, topic: str, bound: int | None = None) -> tuple[float, int]:
