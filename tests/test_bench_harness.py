@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from bench import cpu_use
+from bench.fig_scaling import run_order
 from bench.harness import (
     JOB_WARMUP_RECORDS,
     WARMUP_SMALL_BATCH_RUNS,
@@ -96,6 +97,12 @@ def test_warmup_is_a_million_records_in_the_jobs_batches_then_small_batches_last
         assert len(full) * records >= JOB_WARMUP_RECORDS > (len(full) - 1) * records
         assert bounds == [None] * len(full) + small  # the small batches come just before the measured runs
         assert sum(-(-records // b) for b in small) == WARMUP_SMALL_BATCH_RUNS * min(records, WARMUP_SMALL_BATCHES)
+
+
+def test_scaling_runs_alternate_their_order_round_by_round() -> None:
+    # A B C D, then D C B A: every child runs early and late alike, so a drift reaches all of them
+    assert run_order(4, 3) == [0, 1, 2, 3, 3, 2, 1, 0, 0, 1, 2, 3]
+    assert Counter(run_order(4, 2)) == {0: 2, 1: 2, 2: 2, 3: 2}
 
 
 def test_percentile_is_nearest_rank() -> None:
