@@ -91,7 +91,7 @@ def _reference_once(master: str, bootstrap: str, topic: str, work: Path, bound: 
                     settings.max_offsets_per_trigger)
 
 
-_REPLY = "@@bench-scaling "  # marks the child's answers among anything else on its stdout
+_REPLY = "@@bench-scaling "  # begins each answer on the child's reply stream (see _child)
 
 
 def _child(master: str, bootstrap: str, topic: str, warmup_topic: str, records: int, *,
@@ -161,7 +161,7 @@ class _Child:
 
 
 def run_order(children: int, rounds: int) -> list[int]:
-    """The children's timed runs, round by round: in order, then reversed, and so on (A B B A ...)."""
+    """The children's timed runs, round by round: in order, then reversed (A B C D, D C B A, ...)."""
     order: list[int] = []
     for r in range(rounds):
         order.extend(range(children) if r % 2 == 0 else reversed(range(children)))
