@@ -8,10 +8,10 @@ version: counts, client instances, request-version usage, as ``udfs.gauges.apply
 process: no round trip to a Python worker per connection, which is what the Python keyed steps
 cost (docs/benchmarks.md). The row schemas of ``udfs.flow``, the contract's names, the state
 keys' prefix and usage pair separator, and the knobs go over as one JSON spec (:func:`spec`)
-built here from their Python homes; the records' contract JSON is made here from their
-dataclasses' fields. Still spelled in Java: the transition itself, the names of the columns it
-looks up in those schemas, and its state variables' names and shapes (twins of
-``udfs.steps.STATE_SCHEMAS``).
+built here from their Python homes; the records' contract JSON is made by SQL expressions built
+here from their dataclasses' fields (:func:`record_exprs`). Still spelled in Java: the transition
+itself, the names of the columns it looks up in those schemas, and its state variables' names and
+shapes (twins of ``udfs.steps.STATE_SCHEMAS``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from udfs.pipeline import CONN_PREFIX
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["gauge_records", "spec"]
+__all__ = ["gauge_records", "record_exprs", "spec"]
 
 _OPERATORS = "io.configwatch.gauges.GaugeSteps"
 
@@ -67,11 +67,12 @@ def _software_key(name: str, version: str) -> str:
     return f"concat({_sql_text(prefix)}, {name}, {_sql_text(middle)}, {version}, {_sql_text(suffix)})"
 
 
-def _contract_json(records: DataFrame) -> DataFrame:
-    """Record rows (``udfs.flow.RECORD_SCHEMA``) as output rows: kind, key, contract JSON, tombstone.
+def record_exprs() -> list[str]:
+    """The ``selectExpr`` that makes record rows (``udfs.flow.RECORD_SCHEMA``) output rows: kind, key, contract JSON,
+    tombstone.
 
     The JSON object has the record's fields in the record's order (``Gauge``, ``VersionUsage.to_dict``).
-    One ``selectExpr``: column objects would cost the query's start a py4j round trip per field.
+    SQL texts, not column objects: those would cost the query's start a py4j round trip per field.
     """
     identity = ("client_software_name", "client_software_version")
 
@@ -81,10 +82,10 @@ def _contract_json(records: DataFrame) -> DataFrame:
         return f"to_json(named_struct({', '.join(fields)}))"
 
     is_gauge = f"(`kind` = {_sql_text(GAUGES)})"
-    return records.selectExpr(
+    return [
         "`kind`", f"{_software_key(*(f'`{n}`' for n in identity))} AS `key`",
         f"CASE WHEN {is_gauge} THEN {document(GAUGE_COLUMN)} ELSE {document(USAGE_COLUMN)} END AS `value`",
-        f"({is_gauge} AND `{GAUGE_COLUMN}`.`removed`) AS `tombstone`")
+        f"({is_gauge} AND `{GAUGE_COLUMN}`.`removed`) AS `tombstone`"]
 
 
 def gauge_records(routed: DataFrame, config: GaugeConfig) -> DataFrame:
@@ -104,4 +105,4 @@ def gauge_records(routed: DataFrame, config: GaugeConfig) -> DataFrame:
     if not isinstance(operators, JavaClass):
         raise SetupError(f"{_OPERATORS} is not on the Spark classpath: add the job's jar "
                          "(python -m configwatch.jars prints it) to spark.jars or spark-submit --jars")
-    return _contract_json(DataFrame(operators.apply(routed._jdf, json.dumps(spec(config))), spark))
+    return DataFrame(operators.apply(routed._jdf, json.dumps(spec(config))), spark).selectExpr(*record_exprs())

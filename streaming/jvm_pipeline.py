@@ -1,9 +1,10 @@
 """The job's route stage and detection step in the JVM (``io.configwatch.detect.DetectionPipeline``), from PySpark.
 
-A new checkpoint (``StateLayout.detection_on_jvm``) runs the whole job without a Python worker:
-:func:`route` decodes every raw record once, checks it against the GX suite, quarantines what
-fails, detects on pushes and routes every row to its state key; after the one shuffle,
-:func:`detect` keeps the fleet and group state and passes finished records on, beside the JVM
+A new checkpoint (``StateLayout.detection_on_jvm``) runs the whole job without a Python worker,
+its plan built by one call (:func:`plan`, ``io.configwatch.job.JobPlan``): the route stage
+(:func:`route`) decodes every raw record once, checks it against the GX suite, quarantines what
+fails, detects on pushes and routes every row to its state key; after the one shuffle, the
+detection step keeps the fleet and group state and passes finished records on, beside the JVM
 gauge steps (``streaming.jvm_gauges``). The Java classes are twins of the Python functions
 (``udfs.decode``, ``udfs.expectations``, ``udfs.rules``, ``udfs.pipeline.route``,
 ``udfs.steps.final_step``), held to the same records by ``tests/test_detect_jvm*.py``; the spec
@@ -19,25 +20,28 @@ from typing import TYPE_CHECKING, Any
 
 from configwatch.errors import SetupError
 from configwatch.secrets import SecretStr
+from streaming.jvm_gauges import record_exprs
+from streaming.jvm_gauges import spec as gauge_spec
 from streaming.jvm_spec import spec_json
 from udfs.gauges import GaugeConfig
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["RouteStats", "decode", "detect", "route"]
+__all__ = ["RouteStats", "decode", "plan", "route"]
 
 _PIPELINE = "io.configwatch.detect.DetectionPipeline"
+_PLAN = "io.configwatch.job.JobPlan"
 
 
-def _operators(spark: SparkSession) -> Any:
+def _operators(spark: SparkSession, name: str = _PIPELINE) -> Any:
     from py4j.java_gateway import JavaClass
 
     jvm: Any = spark.sparkContext._jvm
-    for part in _PIPELINE.split("."):
+    for part in name.split("."):
         jvm = getattr(jvm, part)
     if not isinstance(jvm, JavaClass):
-        raise SetupError(f"{_PIPELINE} is not on the Spark classpath: add the job's jar "
+        raise SetupError(f"{name} is not on the Spark classpath: add the job's jar "
                          "(python -m configwatch.jars prints it) to spark.jars or spark-submit --jars")
     return jvm
 
@@ -71,6 +75,38 @@ class RouteStats:
         }
 
 
+def _route_input(raw: DataFrame) -> DataFrame:
+    """``raw`` as the route stage reads it: replay files' text as the bytes read (a Java string would repair
+    invalid UTF-8)."""
+    from pyspark.sql import functions as F
+
+    if "file" in raw.columns:
+        return raw.select(F.col("value").cast("binary").alias("value"), "file")
+    return raw
+
+
+def _route_options(gauges: GaugeConfig, kinds: Collection[str], validate: bool, key_partitions: int) -> str:
+    return json.dumps({"validate": validate, "lease": gauges.ttl_ms is not None, "buckets": gauges.buckets,
+                       "kinds": list(kinds), "key_partitions": key_partitions})
+
+
+def plan(raw: DataFrame, key: SecretStr, gauges: GaugeConfig, kinds: Collection[str], *, validate: bool,
+         stats: RouteStats | None = None, key_partitions: int = 0) -> DataFrame:
+    """The job's output records (``udfs.pipeline.FINAL_SCHEMA``) of ``raw`` from ``streaming.sources``, in one call.
+
+    The route stage, one shuffle by ``state_key``, the detection step beside the gauge steps
+    (``streaming.jvm_gauges``), their records in contract JSON. ``key_partitions``: as :func:`route`'s.
+    """
+    from pyspark.sql import DataFrame
+
+    spark = raw.sparkSession
+    jdf = _operators(spark, _PLAN).plan(_route_input(raw)._jdf, spec_json(), _key(key),
+                                 _route_options(gauges, kinds, validate, key_partitions),
+                                 None if stats is None else stats.java, json.dumps(gauge_spec(gauges)),
+                                 json.dumps(record_exprs()))
+    return DataFrame(jdf, spark)
+
+
 def route(raw: DataFrame, key: SecretStr, gauges: GaugeConfig, kinds: Collection[str], *, validate: bool,
           stats: RouteStats | None = None, key_partitions: int = 0) -> DataFrame:
     """Routed rows (``udfs.pipeline.ROUTED_SCHEMA``) of ``raw`` from ``streaming.sources``, one JVM pass.
@@ -78,24 +114,12 @@ def route(raw: DataFrame, key: SecretStr, gauges: GaugeConfig, kinds: Collection
     ``key_partitions``: ``udfs.pipeline.StateLayout.key_partitions``, the partitions the bucket keys spread over.
     """
     from pyspark.sql import DataFrame
-    from pyspark.sql import functions as F
 
     spark = raw.sparkSession
-    if "file" in raw.columns:  # replay files: the text's bytes as read (a Java string would repair invalid UTF-8)
-        raw = raw.select(F.col("value").cast("binary").alias("value"), "file")
-    options = {"validate": validate, "lease": gauges.ttl_ms is not None, "buckets": gauges.buckets,
-               "kinds": list(kinds), "key_partitions": key_partitions}
-    jdf = _operators(spark).route(raw._jdf, spec_json(), _key(key), json.dumps(options),
+    jdf = _operators(spark).route(_route_input(raw)._jdf, spec_json(), _key(key),
+                                  _route_options(gauges, kinds, validate, key_partitions),
                                   None if stats is None else stats.java)
     return DataFrame(jdf, spark)
-
-
-def detect(shuffled: DataFrame, key: SecretStr) -> DataFrame:
-    """Detection records (``udfs.pipeline.FINAL_SCHEMA``) of routed rows already shuffled by ``state_key``."""
-    from pyspark.sql import DataFrame
-
-    spark = shuffled.sparkSession
-    return DataFrame(_operators(spark).detect(shuffled._jdf, spec_json(), _key(key)), spark)
 
 
 def decode(raw: DataFrame, key: SecretStr, *, validate: bool = True) -> DataFrame:

@@ -206,11 +206,8 @@ def pipeline(raw: DataFrame, settings: Settings, *, validate: bool = True, kinds
     """
     gauges = gauge_config(settings, layout)
     if layout.detection_on_jvm:  # new checkpoints: one JVM pass per record, one shuffle, JVM keyed steps
-        routed_rows = jvm_pipeline.route(raw, settings.fingerprint_key, gauges, kinds, validate=validate, stats=stats,
-                                         key_partitions=layout.key_partitions)
-        shuffled_rows = routed_rows.repartition("state_key")
-        detected = jvm_pipeline.detect(shuffled_rows, settings.fingerprint_key)
-        return detected.unionByName(gauge_records(shuffled_rows, gauges))
+        return jvm_pipeline.plan(raw, settings.fingerprint_key, gauges, kinds, validate=validate, stats=stats,
+                                 key_partitions=layout.key_partitions)
     files = "file" in raw.columns
     udf = RouteUdf(files=files, validate=validate, key=settings.fingerprint_key, gauges=gauges, kinds=kinds,
                    stats=stats, fleet_per_key=layout.fleet_per_key)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -63,12 +63,43 @@ class SparkSettings:
     log_file: Path | None = None
 
 
+# The process's session as this factory last configured it, and with which settings (log file aside):
+# a call with the same settings returns it as it is instead of setting every option again, which took
+# 38 ms of every job start in py4j round trips (docs/benchmarks.md, 2026-11-29, afternoon).
+_configured: list[tuple[SparkSession, SparkSettings]] = []
+_stderr_to: list[tuple[SparkSession, Path]] = []  # where that session's driver JVM sends its stderr
+
+
 def build_spark_session(settings: SparkSettings | None = None) -> SparkSession:
-    """Return the (one per process) Spark session, configured for configwatch."""
+    """Return the (one per process) Spark session, configured for configwatch.
+
+    A call with the settings of the call before (``log_file`` aside) returns the session as it is.
+    """
+    settings = settings or SparkSettings()
+    spark = _configured_session(replace(settings, log_file=None))
+    if spark is None:
+        spark = _configure(settings)
+        _configured[:] = [(spark, replace(settings, log_file=None))]
+    if settings.log_file is not None and _stderr_to != [(spark, settings.log_file)]:
+        _redirect_jvm_stderr(spark, settings.log_file)
+        _stderr_to[:] = [(spark, settings.log_file)]
+    return spark
+
+
+def _configured_session(settings: SparkSettings) -> SparkSession | None:
+    from pyspark.sql import SparkSession
+
+    live = SparkSession._instantiatedSession
+    if live is None or live._sc._jsc is None or not _configured:
+        return None
+    spark, applied = _configured[0]
+    return spark if spark is live and applied == settings else None
+
+
+def _configure(settings: SparkSettings) -> SparkSession:
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
-    settings = settings or SparkSettings()
     # Workers must run the interpreter that has configwatch installed.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -129,8 +160,6 @@ def build_spark_session(settings: SparkSettings | None = None) -> SparkSession:
             conf.set(key, value)
     spark = SparkSession.builder.config(conf=conf).getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
-    if settings.log_file is not None:
-        _redirect_jvm_stderr(spark, settings.log_file)
     log.info("Spark %s session ready (master %s)", spark.version, spark.sparkContext.master)
     return spark
 
@@ -142,5 +171,6 @@ def _redirect_jvm_stderr(spark: SparkSession, path: Path) -> None:
     """
     jvm = spark.sparkContext._jvm
     assert jvm is not None
+    path.parent.mkdir(parents=True, exist_ok=True)
     stream = jvm.java.io.PrintStream(jvm.java.io.FileOutputStream(str(path), True), True)
     jvm.java.lang.System.setErr(stream)

@@ -152,7 +152,7 @@ def test_the_jvm_steps_give_the_python_transitions_records_batch_by_batch(spark:
         for path in sorted((out / kind).glob("part-*.jsonl")):
             lines = path.read_text().splitlines()
             by_epoch[int(path.name.split("-")[1])][kind].update(_records(lines))
-            for line in lines:  # every field, in the record's own order (streaming.jvm_gauges._contract_json)
+            for line in lines:  # every field, in the record's own order (streaming.jvm_gauges.record_exprs)
                 assert list(json.loads(line).items()) == list(record.from_json(line).to_dict().items()), line
     memory = MemoryPipeline(KEY, kinds=(GAUGES, USAGE))
     expected = _memory(batches, files, memory)

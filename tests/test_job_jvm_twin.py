@@ -142,3 +142,15 @@ def test_the_jvm_decode_gives_the_python_decodes_rows(spark: Any) -> None:
     assert len(want) == len(values) and sum(r["reason"] is not None for r in want) >= 5
     by_offset = {r["offset"]: r for r in got}
     assert [by_offset[r["offset"]] for r in want] == want
+
+
+def test_every_task_shares_the_jvms_parsed_spec(spark: Any) -> None:
+    # A task gets the spec's text with its closure; each used to parse it again (docs/benchmarks.md).
+    from streaming.jvm_spec import spec_json
+
+    jvm = spark.sparkContext._jvm
+    knowledge = jvm.io.configwatch.detect.Knowledge.parse(spec_json())
+    assert knowledge.equals(jvm.io.configwatch.detect.Knowledge.parse(spec_json()))  # identity: no equals of its own
+    shipped = jvm.org.apache.commons.lang3.SerializationUtils.roundtrip(knowledge)  # as a task deserializes it
+    assert shipped.equals(knowledge)
+    assert shipped.json() == spec_json()

@@ -1,4 +1,4 @@
-"""The session factory's measured state-store defaults reach the running session (``streaming.session``)."""
+"""The session factory (``streaming.session``): its measured defaults reach the session; a second build is free."""
 
 from __future__ import annotations
 
@@ -122,3 +122,49 @@ def test_checkpoint_files_go_through_the_projects_local_file_system(spark: Any, 
     (tmp_path / "link").symlink_to(tmp_path / "batch" / "0")
     assert context.getFileLinkStatus(path(str(tmp_path / "link"))).isSymlink()
     assert not context.getFileLinkStatus(path(str(tmp_path / "batch" / "0"))).isSymlink()
+
+
+def _round_trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every py4j command the driver sends from now on (the test's view of what a call costs)."""
+    from py4j.clientserver import ClientServerConnection
+
+    sent: list[str] = []
+    original = ClientServerConnection.send_command
+
+    def counted(self: Any, command: str) -> Any:
+        sent.append(command)
+        return original(self, command)
+
+    monkeypatch.setattr(ClientServerConnection, "send_command", counted)
+    return sent
+
+
+def test_a_second_build_with_the_same_settings_returns_the_session_without_a_round_trip(
+        spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every job start builds the session: setting each option again cost 38 ms (docs/benchmarks.md).
+    from streaming.session import build_spark_session
+
+    settings = SparkSettings(app_name="configwatch-tests", driver_memory="3g")
+    assert build_spark_session(settings) is spark
+    sent = _round_trips(monkeypatch)
+    assert build_spark_session(settings) is spark
+    assert sent == []
+    other = SparkSettings(app_name="configwatch-tests", driver_memory="3g", arrow_batch_rows=5_000)
+    try:
+        assert build_spark_session(other) is spark
+        assert sent  # other settings: the session is configured again
+    finally:
+        build_spark_session(settings)
+
+
+def test_a_new_log_file_receives_the_driver_jvms_stderr(spark: Any, tmp_path: Path) -> None:
+    from streaming.session import build_spark_session
+
+    system = spark.sparkContext._jvm.java.lang.System
+    for name in ("first", "second"):
+        log_file = tmp_path / name / "spark.log"
+        assert build_spark_session(SparkSettings(app_name="configwatch-tests", driver_memory="3g",
+                                                 log_file=log_file)) is spark
+        system.err.println(f"to the {name} log")
+        system.err.flush()
+        assert log_file.read_text().splitlines() == [f"to the {name} log"]

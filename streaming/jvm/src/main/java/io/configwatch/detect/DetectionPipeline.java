@@ -14,7 +14,8 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * The job's detection in the JVM, called from PySpark ({@code streaming.jvm_pipeline}): {@link #route}
+ * The job's detection in the JVM, called from PySpark ({@code streaming.jvm_pipeline}) and the job's plan
+ * ({@code io.configwatch.job.JobPlan}): {@link #route}
  * (decode, GX verdicts, stateless detection, routing; one pass per record) and {@link #detect} (the
  * keyed step over the shuffle by {@code state_key}). The spec is {@code streaming.jvm_spec.spec};
  * the key is the deployment's fingerprint key, which only {@link Keyed} holds.

@@ -31,14 +31,29 @@ public final class Knowledge implements Serializable {
   private transient volatile Map<String, Rule> rules;
   private transient volatile Map<String, String> texts; // every string of the spec, to itself (interned)
 
+  private static volatile Knowledge latest; // the spec this JVM read last, parsed: shared by every plan and task
+
   private Knowledge(String json) {
     this.json = json;
     doc();
   }
 
-  /** The knowledge in {@code json}; IllegalArgumentException when it is not a spec. */
+  /** The knowledge in {@code json} (the instance read before, if the text is the same); IllegalArgumentException
+   * when it is not a spec. */
   public static Knowledge parse(String json) {
-    return new Knowledge(json);
+    Knowledge known = latest;
+    if (known != null && known.json.equals(json)) {
+      return known;
+    }
+    Knowledge read = new Knowledge(json);
+    latest = read;
+    return read;
+  }
+
+  /** Spark ships the text to every task: each resolves to this JVM's instance, so the spec is parsed once per JVM,
+   * not once per task. */
+  private Object readResolve() {
+    return parse(json);
   }
 
   /** A digest of the spec's text: two equal specs share their engines ({@code Engine}). */

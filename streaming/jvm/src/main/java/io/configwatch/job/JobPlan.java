@@ -1,0 +1,42 @@
+package io.configwatch.job;
+
+import static org.apache.spark.sql.functions.col;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.configwatch.detect.DetectionPipeline;
+import io.configwatch.detect.Knowledge;
+import io.configwatch.detect.RouteStats;
+import io.configwatch.gauges.GaugeSteps;
+import java.io.IOException;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+
+/**
+ * The job's plan for a new checkpoint, built in one call from PySpark ({@code streaming.jvm_pipeline.plan}):
+ * the route stage ({@link DetectionPipeline#route}), one shuffle by {@code state_key}, and the detection step
+ * ({@link DetectionPipeline#detect}) beside the gauge steps ({@link GaugeSteps}), whose record rows become output
+ * records by the SQL expressions Python builds from the contract ({@code streaming.jvm_gauges.record_exprs}).
+ * One call instead of a py4j round trip per step, column and expression: a job start made 316 of them.
+ */
+public final class JobPlan {
+  private JobPlan() {}
+
+  /** The output records ({@code udfs.pipeline.FINAL_SCHEMA}: kind, key, value, tombstone) of {@code raw}. */
+  public static Dataset<Row> plan(Dataset<Row> raw, String specJson, byte[] key, String routeOptionsJson,
+      RouteStats stats, String gaugeSpecJson, String recordExprsJson) {
+    Dataset<Row> shuffled = DetectionPipeline.route(raw, specJson, key, routeOptionsJson, stats)
+        .repartition(col("state_key"));
+    String[] exprs = Knowledge.strings(json(recordExprsJson)).toArray(new String[0]);
+    Dataset<Row> gauges = GaugeSteps.apply(shuffled, gaugeSpecJson).selectExpr(exprs);
+    return DetectionPipeline.detect(shuffled, specJson, key).unionByName(gauges);
+  }
+
+  private static JsonNode json(String text) {
+    try {
+      return new ObjectMapper().readTree(text);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("not JSON: " + e.getMessage(), e);
+    }
+  }
+}
