@@ -101,9 +101,9 @@ def plan(raw: DataFrame, key: SecretStr, gauges: GaugeConfig, kinds: Collection[
 
     spark = raw.sparkSession
     jdf = _operators(spark, _PLAN).plan(_route_input(raw)._jdf, spec_json(), _key(key),
-                                 _route_options(gauges, kinds, validate, key_partitions),
-                                 None if stats is None else stats.java, json.dumps(gauge_spec(gauges)),
-                                 json.dumps(record_exprs()))
+                                        _route_options(gauges, kinds, validate, key_partitions),
+                                        None if stats is None else stats.java, json.dumps(gauge_spec(gauges)),
+                                        json.dumps(record_exprs()))
     return DataFrame(jdf, spark)
 
 

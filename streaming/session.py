@@ -76,10 +76,11 @@ def build_spark_session(settings: SparkSettings | None = None) -> SparkSession:
     A call with the settings of the call before (``log_file`` aside) returns the session as it is.
     """
     settings = settings or SparkSettings()
-    spark = _configured_session(replace(settings, log_file=None))
+    same_session = replace(settings, log_file=None)  # a live session takes a new log file by a redirect
+    spark = _configured_session(same_session)
     if spark is None:
         spark = _configure(settings)
-        _configured[:] = [(spark, replace(settings, log_file=None))]
+        _configured[:] = [(spark, same_session)]
     if settings.log_file is not None and _stderr_to != [(spark, settings.log_file)]:
         _redirect_jvm_stderr(spark, settings.log_file)
         _stderr_to[:] = [(spark, settings.log_file)]

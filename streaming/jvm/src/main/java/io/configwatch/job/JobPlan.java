@@ -2,13 +2,10 @@ package io.configwatch.job;
 
 import static org.apache.spark.sql.functions.col;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.configwatch.detect.DetectionPipeline;
 import io.configwatch.detect.Knowledge;
 import io.configwatch.detect.RouteStats;
 import io.configwatch.gauges.GaugeSteps;
-import java.io.IOException;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 
@@ -27,16 +24,8 @@ public final class JobPlan {
       RouteStats stats, String gaugeSpecJson, String recordExprsJson) {
     Dataset<Row> shuffled = DetectionPipeline.route(raw, specJson, key, routeOptionsJson, stats)
         .repartition(col("state_key"));
-    String[] exprs = Knowledge.strings(json(recordExprsJson)).toArray(new String[0]);
+    String[] exprs = Knowledge.strings(KafkaBatches.parse(recordExprsJson)).toArray(new String[0]);
     Dataset<Row> gauges = GaugeSteps.apply(shuffled, gaugeSpecJson).selectExpr(exprs);
     return DetectionPipeline.detect(shuffled, specJson, key).unionByName(gauges);
-  }
-
-  private static JsonNode json(String text) {
-    try {
-      return new ObjectMapper().readTree(text);
-    } catch (IOException e) {
-      throw new IllegalArgumentException("not JSON: " + e.getMessage(), e);
-    }
   }
 }

@@ -71,7 +71,8 @@ public final class KafkaBatches implements VoidFunction2<Dataset<Row>, Long> {
     this.stats = stats;
   }
 
-  private static JsonNode parse(String text) {
+  /** {@code text} as a JSON tree (the job package's specs arrive from Python as JSON text). */
+  static JsonNode parse(String text) {
     try {
       return JSON.readTree(text);
     } catch (IOException e) {
