@@ -24,7 +24,15 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, GAUGES, USAGE, software_key
 from configwatch.errors import SetupError
 from configwatch.records import VersionUsage
-from udfs.flow import DELTA_SCHEMA, GAUGE_COLUMN, RECORD_SCHEMA, USAGE_COLUMN
+from udfs.flow import (
+    DELTA_SCHEMA,
+    GAUGE_COLUMN,
+    KEYED_SCHEMA,
+    PASSED_FIELDS,
+    PASSED_RECORD_SCHEMA,
+    RECORD_SCHEMA,
+    USAGE_COLUMN,
+)
 from udfs.gauges import SWEEP_MIN_MARKERS, USAGE_PAIR_SEP, GaugeConfig
 from udfs.pipeline import CONN_PREFIX
 
@@ -41,6 +49,8 @@ def spec(config: GaugeConfig) -> dict[str, Any]:
     return {
         "delta_schema": from_arrow_schema(DELTA_SCHEMA).json(),
         "record_schema": from_arrow_schema(RECORD_SCHEMA).json(),
+        "keyed_schema": from_arrow_schema(KEYED_SCHEMA).json(),
+        "passed_record_schema": from_arrow_schema(PASSED_RECORD_SCHEMA).json(),
         "conn_prefix": CONN_PREFIX,
         "opened": CONNECTION_OPENED,
         "closed": CONNECTION_CLOSED,
@@ -67,12 +77,14 @@ def _software_key(name: str, version: str) -> str:
     return f"concat({_sql_text(prefix)}, {name}, {_sql_text(middle)}, {version}, {_sql_text(suffix)})"
 
 
-def record_exprs() -> list[str]:
+def record_exprs(*, passed: bool = False) -> list[str]:
     """The ``selectExpr`` that makes record rows (``udfs.flow.RECORD_SCHEMA``) output rows: kind, key, contract JSON,
     tombstone.
 
-    The JSON object has the record's fields in the record's order (``Gauge``, ``VersionUsage.to_dict``).
-    SQL texts, not column objects: those would cost the query's start a py4j round trip per field.
+    ``passed``: the rows are ``PASSED_RECORD_SCHEMA``'s, and a passed record keeps its key and JSON (its kind is
+    never a gauge's, so it is no tombstone). The JSON object has the record's fields in the record's order
+    (``Gauge``, ``VersionUsage.to_dict``). SQL texts, not column objects: those would cost the query's start a py4j
+    round trip per field.
     """
     identity = ("client_software_name", "client_software_version")
 
@@ -82,10 +94,14 @@ def record_exprs() -> list[str]:
         return f"to_json(named_struct({', '.join(fields)}))"
 
     is_gauge = f"(`kind` = {_sql_text(GAUGES)})"
-    return [
-        "`kind`", f"{_software_key(*(f'`{n}`' for n in identity))} AS `key`",
-        f"CASE WHEN {is_gauge} THEN {document(GAUGE_COLUMN)} ELSE {document(USAGE_COLUMN)} END AS `value`",
-        f"({is_gauge} AND `{GAUGE_COLUMN}`.`removed`) AS `tombstone`"]
+    key = _software_key(*(f"`{n}`" for n in identity))
+    value = f"WHEN {is_gauge} THEN {document(GAUGE_COLUMN)} ELSE {document(USAGE_COLUMN)}"
+    if passed:
+        _, passed_key, passed_value = (f"`{f.name}`" for f in PASSED_FIELDS)
+        key = f"CASE WHEN {passed_value} IS NOT NULL THEN {passed_key} ELSE {key} END"
+        value = f"WHEN {passed_value} IS NOT NULL THEN {passed_value} {value}"
+    return ["`kind`", f"{key} AS `key`", f"CASE {value} END AS `value`",
+            f"({is_gauge} AND `{GAUGE_COLUMN}`.`removed`) AS `tombstone`"]
 
 
 def gauge_records(routed: DataFrame, config: GaugeConfig) -> DataFrame:

@@ -3,9 +3,10 @@
 A new checkpoint (``StateLayout.detection_on_jvm``) runs the whole job without a Python worker,
 its plan built by one call (:func:`plan`, ``io.configwatch.job.JobPlan``): the route stage
 (:func:`route`) decodes every raw record once, checks it against the GX suite, quarantines what
-fails, detects on pushes and routes every row to its state key; after the one shuffle, the
-detection step keeps the fleet and group state and passes finished records on, beside the JVM
-gauge steps (``streaming.jvm_gauges``). The Java classes are twins of the Python functions
+fails, detects on pushes and routes every row to its state key; after the one shuffle, one keyed
+step runs the detection step (fleet and group state, finished records passed on) for detection
+keys and the JVM connection step (``streaming.jvm_gauges``) for connection keys, and the totals
+step passes the detection step's records on beside the gauges. The Java classes are twins of the Python functions
 (``udfs.decode``, ``udfs.expectations``, ``udfs.rules``, ``udfs.pipeline.route``,
 ``udfs.steps.final_step``), held to the same records by ``tests/test_detect_jvm*.py``; the spec
 they act on is built from the Python homes (``streaming.jvm_spec``). :class:`RouteStats` is
@@ -91,11 +92,13 @@ def _route_options(gauges: GaugeConfig, kinds: Collection[str], validate: bool, 
 
 
 def plan(raw: DataFrame, key: SecretStr, gauges: GaugeConfig, kinds: Collection[str], *, validate: bool,
-         stats: RouteStats | None = None, key_partitions: int = 0) -> DataFrame:
+         stats: RouteStats | None = None, key_partitions: int = 0, one_step: bool = True) -> DataFrame:
     """The job's output records (``udfs.pipeline.FINAL_SCHEMA``) of ``raw`` from ``streaming.sources``, in one call.
 
-    The route stage, one shuffle by ``state_key``, the detection step beside the gauge steps
+    The route stage, one shuffle by ``state_key``, the detection step and the gauge steps
     (``streaming.jvm_gauges``), their records in contract JSON. ``key_partitions``: as :func:`route`'s.
+    ``one_step`` (``udfs.pipeline.StateLayout.one_keyed_step``): the detection and connection steps as one keyed
+    step whose records the totals step passes on; else two keyed steps over the same shuffle, their outputs united.
     """
     from pyspark.sql import DataFrame
 
@@ -103,7 +106,7 @@ def plan(raw: DataFrame, key: SecretStr, gauges: GaugeConfig, kinds: Collection[
     jdf = _operators(spark, _PLAN).plan(_route_input(raw)._jdf, spec_json(), _key(key),
                                         _route_options(gauges, kinds, validate, key_partitions),
                                         None if stats is None else stats.java, json.dumps(gauge_spec(gauges)),
-                                        json.dumps(record_exprs()))
+                                        json.dumps(record_exprs(passed=one_step)), one_step)
     return DataFrame(jdf, spark)
 
 

@@ -207,7 +207,7 @@ def pipeline(raw: DataFrame, settings: Settings, *, validate: bool = True, kinds
     gauges = gauge_config(settings, layout)
     if layout.detection_on_jvm:  # new checkpoints: one JVM pass per record, one shuffle, JVM keyed steps
         return jvm_pipeline.plan(raw, settings.fingerprint_key, gauges, kinds, validate=validate, stats=stats,
-                                 key_partitions=layout.key_partitions)
+                                 key_partitions=layout.key_partitions, one_step=layout.one_keyed_step)
     files = "file" in raw.columns
     udf = RouteUdf(files=files, validate=validate, key=settings.fingerprint_key, gauges=gauges, kinds=kinds,
                    stats=stats, fleet_per_key=layout.fleet_per_key)

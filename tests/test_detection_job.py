@@ -182,7 +182,7 @@ def _texts(run: Run) -> dict[str, str]:
 
 def _state(spark: Any, run: Run, name: str) -> Any:
     """One state variable of the job's checkpoint, from whichever keyed step keeps it (Spark numbers the
-    operators from the sink: the Python step, the JVM totals step, the JVM connection step)."""
+    operators from the sink: a new checkpoint's totals step and one keyed step; an older one's three steps)."""
     from pyspark.errors import PySparkException
 
     for operator in range(3):

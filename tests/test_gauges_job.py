@@ -160,7 +160,7 @@ def test_exact_gauges_on_the_broker_with_tombstones_on_a_compacted_topic(
 
 @pytest.mark.spark
 @pytest.mark.parametrize(("pinned", "operator", "markers_in"), [
-    (None, 2, "entries"),  # the JVM steps: final step 0, totals 1, connections 2
+    (None, 1, "entries"),  # the JVM steps: totals 0, the one keyed step (detection and connections) 1
     ('{"connection_buckets": 8, "fleet_per_key": false, "markers_apart": false}', 1, "entries"),
     ('{"connection_buckets": 8, "fleet_per_key": false}', 1, "closed"),
 ], ids=["jvm", "python-entries", "python-markers-apart"])

@@ -112,11 +112,12 @@ def _memory(batches: list[list[dict[str, Any]]], files: list[Path],
 
 
 def _assert_one_route_stage(job: StreamingJob) -> None:
-    """One exchange by ``state_key`` (the route stage runs once), read by both keyed branches (reused)."""
+    """One exchange by ``state_key`` (the route stage runs once), read once: by the one keyed step."""
     assert job.query is not None
     plan = job.query._jsq.explainInternal(False)  # the executed physical plan (StreamingQuery.explain prints it)
-    assert plan.count("- Exchange hashpartitioning(state_key") == 1, plan  # a ReusedExchange line names it too
-    assert plan.count("ReusedExchange") == 1, plan
+    assert plan.count("- Exchange hashpartitioning(state_key") == 1, plan
+    assert plan.count("ReusedExchange") == 0, plan  # two keyed steps over the shuffle would read it twice
+    assert plan.count("TransformWithState ") == 2, plan  # the one keyed step and the totals step
     assert plan.count("MapPartitions ") == 1, plan  # the JVM route stage (io.configwatch.detect.RouteStep), once
 
 
@@ -161,7 +162,7 @@ def test_the_jvm_steps_give_the_python_transitions_records_batch_by_batch(spark:
     assert by_epoch == expected
     assert not any(SECRET_INSTANCE in p.read_text() for p in out.rglob("*.jsonl"))
     # The same connection entries (open connections, close markers not yet swept) are left in state.
-    entries = spark.read.format("statestore").option("operatorId", 2).option("stateVarName", "entries").load(
+    entries = spark.read.format("statestore").option("operatorId", 1).option("stateVarName", "entries").load(
         str(tmp_path / "ckpt" / QUERY_NAME))
     kept = sum(len(m) for (_, name), m in memory._first.maps.items() if name == "entries")
     assert entries.count() == kept > 0

@@ -83,16 +83,19 @@ def _memory(batches: list[list[bytes]], files: list[Path]) -> list[dict[str, Cou
     return out
 
 
-# The layout file a checkpoint of the previous release holds: its route stage and detection step in Python.
+# Layout files of checkpoints begun by earlier releases: the route stage and detection step in Python; the JVM
+# detection step and connection step each over the route's shuffle.
 PYTHON_ROUTE = {"connection_buckets": 8, "fleet_per_key": False, "markers_apart": False, "gauges_on_jvm": True}
+TWO_STEPS = {**PYTHON_ROUTE, "detection_on_jvm": True, "key_partitions": 2}
 
 
-@pytest.mark.parametrize(("seed", "layout"), [(3, None), (17, None), (17, PYTHON_ROUTE)],
-                         ids=["jvm-3", "jvm-17", "python-route-17"])
+@pytest.mark.parametrize(("seed", "layout", "operators"),
+                         [(3, None, 2), (17, None, 2), (17, TWO_STEPS, 3), (17, PYTHON_ROUTE, 3)],
+                         ids=["jvm-3", "jvm-17", "jvm-two-steps-17", "python-route-17"])
 def test_the_jvm_job_writes_the_python_pipelines_records(spark: Any, tmp_path: Path, seed: int,
-                                                         layout: dict[str, Any] | None) -> None:
-    """A new checkpoint (the JVM route and detection) and one of the release before (the Python ones) alike."""
-    assert DEFAULT_LAYOUT.detection_on_jvm  # a new checkpoint runs route and detection in the JVM
+                                                         layout: dict[str, Any] | None, operators: int) -> None:
+    """A new checkpoint (the JVM route, one keyed step, the totals step) and those of earlier releases alike."""
+    assert DEFAULT_LAYOUT.detection_on_jvm and DEFAULT_LAYOUT.one_keyed_step  # what a new checkpoint runs
     if layout is not None:
         (tmp_path / "ckpt" / QUERY_NAME).mkdir(parents=True)
         (tmp_path / "ckpt" / QUERY_NAME / LAYOUT_FILE).write_text(json.dumps(layout))
@@ -112,6 +115,8 @@ def test_the_jvm_job_writes_the_python_pipelines_records(spark: Any, tmp_path: P
     job = StreamingJob(settings, JobOptions.from_settings(settings), None, out=lambda _: None)
     job.start()
     job.wait()
+    # The layout chose the plan: its stateful operators, each with its own state in the checkpoint.
+    assert len(list((tmp_path / "ckpt" / QUERY_NAME / "state").iterdir())) == operators
     by_epoch: list[dict[str, Counter[str]]] = [{kind: Counter() for kind in _TIMES} for _ in batches]
     for kind in _TIMES:
         for path in sorted((out / kind).glob("part-*.jsonl")):

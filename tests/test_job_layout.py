@@ -25,7 +25,8 @@ def test_a_new_checkpoint_begins_with_the_default_and_keeps_it(spark: Any, tmp_p
     assert json.loads((checkpoint / LAYOUT_FILE).read_text()) == {"connection_buckets": 8, "fleet_per_key": False,
                                                                   "markers_apart": False, "gauges_on_jvm": True,
                                                                   "detection_on_jvm": True,
-                                                                  "key_partitions": partitions}
+                                                                  "key_partitions": partitions,
+                                                                  "one_keyed_step": True}
     # A later release with another default, or a session with other shuffle partitions, reads what it began with.
     assert pinned_layout(spark, str(checkpoint), StateLayout(connection_buckets=32)) == began
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions + 3))
@@ -42,7 +43,8 @@ def test_a_checkpoint_from_before_the_file_keeps_the_layout_it_was_written_with(
     assert pinned_layout(spark, str(checkpoint)) == LEGACY_LAYOUT == StateLayout(64, fleet_per_key=True,
                                                                                  markers_apart=True,
                                                                                  gauges_on_jvm=False,
-                                                                                 detection_on_jvm=False)
+                                                                                 detection_on_jvm=False,
+                                                                                 one_keyed_step=False)
     assert json.loads((checkpoint / LAYOUT_FILE).read_text())["connection_buckets"] == 64
     assert pinned_layout(spark, f"file://{checkpoint}") == LEGACY_LAYOUT  # a Hadoop URI reads the same file
 
@@ -50,19 +52,27 @@ def test_a_checkpoint_from_before_the_file_keeps_the_layout_it_was_written_with(
 @pytest.mark.parametrize(("written", "kept"), [
     # before one entry per connection: markers apart, and the Python gauge steps
     ('{"connection_buckets": 8, "fleet_per_key": false}',
-     StateLayout(8, fleet_per_key=False, markers_apart=True, gauges_on_jvm=False, detection_on_jvm=False)),
+     StateLayout(8, fleet_per_key=False, markers_apart=True, gauges_on_jvm=False, detection_on_jvm=False,
+                 one_keyed_step=False)),
     # before the JVM gauge steps: the Python steps
     ('{"connection_buckets": 8, "fleet_per_key": false, "markers_apart": false}',
-     StateLayout(8, fleet_per_key=False, markers_apart=False, gauges_on_jvm=False, detection_on_jvm=False)),
+     StateLayout(8, fleet_per_key=False, markers_apart=False, gauges_on_jvm=False, detection_on_jvm=False,
+                 one_keyed_step=False)),
     # before the JVM route and detection: the Python route stage and detection step
     ('{"connection_buckets": 8, "fleet_per_key": false, "markers_apart": false, "gauges_on_jvm": true}',
-     StateLayout(8, fleet_per_key=False, markers_apart=False, gauges_on_jvm=True, detection_on_jvm=False)),
+     StateLayout(8, fleet_per_key=False, markers_apart=False, gauges_on_jvm=True, detection_on_jvm=False,
+                 one_keyed_step=False)),
     # before bucket keys spread over the shuffle partitions: plain labels
     ('{"connection_buckets": 8, "fleet_per_key": false, "markers_apart": false, "gauges_on_jvm": true, '
      '"detection_on_jvm": true}',
      StateLayout(8, fleet_per_key=False, markers_apart=False, gauges_on_jvm=True, detection_on_jvm=True,
-                 key_partitions=0)),
-], ids=["before-entries", "before-jvm-steps", "before-jvm-detection", "before-key-partitions"])
+                 key_partitions=0, one_keyed_step=False)),
+    # before one keyed step: the detection step and the connection step each over the shuffle
+    ('{"connection_buckets": 8, "fleet_per_key": false, "markers_apart": false, "gauges_on_jvm": true, '
+     '"detection_on_jvm": true, "key_partitions": 2}',
+     StateLayout(8, fleet_per_key=False, markers_apart=False, gauges_on_jvm=True, detection_on_jvm=True,
+                 key_partitions=2, one_keyed_step=False)),
+], ids=["before-entries", "before-jvm-steps", "before-jvm-detection", "before-key-partitions", "before-one-step"])
 def test_a_layout_file_from_an_earlier_release_keeps_what_its_absent_fields_meant(
         spark: Any, tmp_path: Path, written: str, kept: StateLayout) -> None:
     checkpoint = tmp_path / "job"

@@ -224,6 +224,9 @@ class StateLayout:
     # The JVM route's ``conn|``/``pass|`` bucket keys named so that Spark spreads them evenly over this many
     # shuffle partitions (the checkpoint's, which Spark pins too); 0: plain labels, as before the field.
     key_partitions: int = 0
+    # The JVM detection and connection steps as one keyed step over the route's shuffle, the detection step's
+    # records passed on through the totals step (``streaming.jvm_pipeline.plan``): one sort of that shuffle, not two.
+    one_keyed_step: bool = True
 
     def gauges(self, config: GaugeConfig) -> GaugeConfig:
         """``config`` with this layout's connection buckets and marker placement."""
@@ -235,7 +238,7 @@ class StateLayout:
 DEFAULT_LAYOUT: Final = StateLayout()
 # What checkpoints begun before the layout was pinned used: 64 buckets, a fleet key per peer group and config key.
 LEGACY_LAYOUT: Final = StateLayout(connection_buckets=64, fleet_per_key=True, markers_apart=True,
-                                   gauges_on_jvm=False, detection_on_jvm=False)
+                                   gauges_on_jvm=False, detection_on_jvm=False, one_keyed_step=False)
 
 
 def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,

@@ -51,7 +51,8 @@ def _parse(text: str, where: str) -> StateLayout:
                              markers_apart=bool(obj.get("markers_apart", True)),
                              gauges_on_jvm=bool(obj.get("gauges_on_jvm", False)),
                              detection_on_jvm=bool(obj.get("detection_on_jvm", False)),
-                             key_partitions=int(obj.get("key_partitions", 0)))
+                             key_partitions=int(obj.get("key_partitions", 0)),
+                             one_keyed_step=bool(obj.get("one_keyed_step", False)))
     except (ValueError, TypeError, KeyError) as exc:
         raise CheckpointLayoutError(f"{where}: not a configwatch layout file ({type(exc).__name__}: {exc}); "
                                     "restore it from a backup of the checkpoint") from None

@@ -9,6 +9,7 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.streaming.OutputMode;
+import org.apache.spark.sql.streaming.StatefulProcessor;
 import org.apache.spark.sql.streaming.TimeMode;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
@@ -45,11 +46,19 @@ public final class DetectionPipeline {
 
   /** The detection records ({@code udfs.pipeline.FINAL_SCHEMA}) of the shuffled routed rows. */
   public static Dataset<Row> detect(Dataset<Row> shuffled, String specJson, byte[] key) {
+    Step step = step(shuffled.schema(), specJson, key);
+    return shuffled.groupBy(col("state_key")).as(Encoders.STRING(), Encoders.row(shuffled.schema()))
+        .transformWithState(step.processor(), TimeMode.None(), OutputMode.Append(), Encoders.row(step.output()));
+  }
+
+  /** The keyed detection step over routed rows of schema {@code shuffled}, and its output schema. */
+  public record Step(StatefulProcessor<String, Row, Row> processor, StructType output) {}
+
+  /** The detection step alone, for {@link #detect} or for a keyed step that runs it for its keys. */
+  public static Step step(StructType shuffled, String specJson, byte[] key) {
     Knowledge knowledge = Knowledge.parse(specJson);
     StructType last = (StructType) DataType.fromJson(knowledge.section("route").get("final_schema").asText());
-    return shuffled.groupBy(col("state_key")).as(Encoders.STRING(), Encoders.row(shuffled.schema()))
-        .transformWithState(new DetectionStep(knowledge, keyed(knowledge, key), shuffled.schema()), TimeMode.None(),
-            OutputMode.Append(), Encoders.row(last));
+    return new Step(new DetectionStep(knowledge, keyed(knowledge, key), shuffled), last);
   }
 
   static Keyed keyed(Knowledge knowledge, byte[] key) {

@@ -22,6 +22,8 @@ final class Spec implements Serializable {
 
   final StructType delta;      // connection step -> totals step (udfs.flow.DELTA_SCHEMA)
   final StructType record;     // totals step -> output (udfs.flow.RECORD_SCHEMA)
+  final StructType keyed;      // one keyed step -> totals step (udfs.flow.KEYED_SCHEMA)
+  final StructType passed;     // totals step -> output, records passed on (udfs.flow.PASSED_RECORD_SCHEMA)
   final String connPrefix;     // the routed connection events' state keys: "<prefix><bucket>"
   final String opened;
   final String closed;
@@ -36,6 +38,8 @@ final class Spec implements Serializable {
   private Spec(JsonNode doc) {
     delta = (StructType) DataType.fromJson(doc.get("delta_schema").asText());
     record = (StructType) DataType.fromJson(doc.get("record_schema").asText());
+    keyed = (StructType) DataType.fromJson(doc.get("keyed_schema").asText());
+    passed = (StructType) DataType.fromJson(doc.get("passed_record_schema").asText());
     connPrefix = doc.get("conn_prefix").asText();
     opened = doc.get("opened").asText();
     closed = doc.get("closed").asText();

@@ -31,7 +31,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * {@code usage_instances} and {@code usage_totals}. A batch reads only the instances its deltas
  * name. Output ({@code udfs.flow.RECORD_SCHEMA}, typed, its fields set by name; the contract JSON
  * is made from it in {@code streaming.jvm_gauges}): a gauge row when a value changed (or the
- * lease dropped connections), a usage row when closes with usage arrived.
+ * lease dropped connections), a usage row when closes with usage arrived. After the one keyed step
+ * ({@link KeyedStep}) the input also holds the detection step's records, which go on as they came
+ * ({@code udfs.flow.PASSED_RECORD_SCHEMA}); a group with only those touches no state.
  */
 final class TotalsStep extends StatefulProcessor<Tuple2<String, String>, Row, Row> {
   private static final long serialVersionUID = 1L;
@@ -54,18 +56,29 @@ final class TotalsStep extends StatefulProcessor<Tuple2<String, String>, Row, Ro
   private transient MapState<String, Long> usageInstances;
   private transient ValueState<Row> usageTotals;
 
-  TotalsStep(Spec spec) {
+  private final StructType output;
+  private final int cPassedKind, cPassedKey, cPassedValue, oPassedKey, oPassedValue;  // -1: nothing passed on
+
+  /** {@code passing}: the input is the one keyed step's ({@code spec.keyed}), whose detection records go on. */
+  TotalsStep(Spec spec, boolean passing) {
     this.spec = spec;
-    cInstance = spec.delta.fieldIndex("client_instance_id");
-    cChange = spec.delta.fieldIndex("change");
-    cExpired = spec.delta.fieldIndex("expired");
-    cPairs = spec.delta.fieldIndex("request_pairs");
-    cOverflow = spec.delta.fieldIndex("request_overflow");
-    oKind = spec.record.fieldIndex("kind");
-    oName = spec.record.fieldIndex("client_software_name");
-    oVersion = spec.record.fieldIndex("client_software_version");
-    oGauge = spec.record.fieldIndex("gauge");
-    oUsage = spec.record.fieldIndex("usage");
+    StructType in = passing ? spec.keyed : spec.delta;
+    output = passing ? spec.passed : spec.record;
+    cPassedKind = passing ? in.fieldIndex("passed_kind") : -1;
+    cPassedKey = passing ? in.fieldIndex("passed_key") : -1;
+    cPassedValue = passing ? in.fieldIndex("passed_value") : -1;
+    oPassedKey = passing ? output.fieldIndex("passed_key") : -1;
+    oPassedValue = passing ? output.fieldIndex("passed_value") : -1;
+    cInstance = in.fieldIndex("client_instance_id");
+    cChange = in.fieldIndex("change");
+    cExpired = in.fieldIndex("expired");
+    cPairs = in.fieldIndex("request_pairs");
+    cOverflow = in.fieldIndex("request_overflow");
+    oKind = output.fieldIndex("kind");
+    oName = output.fieldIndex("client_software_name");
+    oVersion = output.fieldIndex("client_software_version");
+    oGauge = output.fieldIndex("gauge");
+    oUsage = output.fieldIndex("usage");
     StructType pair = Spec.structOf(spec.delta, "request_pairs");
     pApiKey = pair.fieldIndex("api_key");
     pVersion = pair.fieldIndex("version");
@@ -102,12 +115,24 @@ final class TotalsStep extends StatefulProcessor<Tuple2<String, String>, Row, Ro
                                                        scala.collection.Iterator<Row> rows, TimerValues timers) {
     long now = Spec.now(timers);
     List<Row> deltas = new ArrayList<>();
+    List<Row> out = new ArrayList<>(2);
     while (rows.hasNext()) {
-      deltas.add(rows.next());
+      Row r = rows.next();
+      if (cPassedValue >= 0 && !r.isNullAt(cPassedValue)) {
+        Object[] v = new Object[output.size()];
+        v[oKind] = r.getString(cPassedKind);
+        v[oPassedKey] = r.getString(cPassedKey);
+        v[oPassedValue] = r.getString(cPassedValue);
+        out.add(RowFactory.create(v));
+      } else {
+        deltas.add(r);
+      }
+    }
+    if (deltas.isEmpty()) {
+      return CollectionConverters.asScala(out.iterator());
     }
     String name = key._1();
     String version = key._2();
-    List<Row> out = new ArrayList<>(2);
     List<Row> closes = new ArrayList<>();
     for (Row d : deltas) {
       if (!d.isNullAt(cPairs)) {
@@ -250,7 +275,7 @@ final class TotalsStep extends StatefulProcessor<Tuple2<String, String>, Row, Ro
   }
 
   private Row record(String kind, String name, String version, int column, Row fields) {
-    Object[] v = new Object[spec.record.size()];
+    Object[] v = new Object[output.size()];
     v[oKind] = kind;
     v[oName] = name;
     v[oVersion] = version;
