@@ -6,9 +6,10 @@ its plan built by one call (:func:`plan`, ``io.configwatch.job.JobPlan``): the r
 fails, detects on pushes and routes every row to its state key; after the one shuffle, one keyed
 step runs the detection step (fleet and group state, finished records passed on) for detection
 keys and the JVM connection step (``streaming.jvm_gauges``) for connection keys, and the totals
-step passes the detection step's records on beside the gauges. The Java classes are twins of the Python functions
-(``udfs.decode``, ``udfs.expectations``, ``udfs.rules``, ``udfs.pipeline.route``,
-``udfs.steps.final_step``), held to the same records by ``tests/test_detect_jvm*.py``; the spec
+step passes the detection step's records on beside the gauges. The Java classes are twins of
+the Python functions (``udfs.decode``, ``udfs.expectations``, ``udfs.rules``,
+``udfs.pipeline.route``, ``udfs.steps.final_step``), held to the same records by
+``tests/test_detect_jvm*.py`` and ``tests/test_job_jvm_twin.py``; the spec
 they act on is built from the Python homes (``streaming.jvm_spec``). :class:`RouteStats` is
 the route stage's accumulator, read as the Python decode's statistics are.
 """
