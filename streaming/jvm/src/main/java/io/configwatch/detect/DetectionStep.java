@@ -22,7 +22,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * {@code fleet|<peer group>} key scores its rows against its peer summaries ({@link Fleet}); a
  * {@code group|<fp>} key judges its consumer group's members ({@link Groups}). The state of a
  * detection key is the same JSON text the Python step keeps, one value per key in the query's
- * state store. {@code conn|} keys belong to the gauge steps, which read the same shuffle.
+ * state store. {@code conn|} keys belong to the connection step: beside this step over the same shuffle (it skips
+ * them), or inside one keyed step with it ({@code io.configwatch.gauges.KeyedStep}, which never hands them here).
  */
 final class DetectionStep extends StatefulProcessor<String, Row, Row> {
   private static final long serialVersionUID = 1L;

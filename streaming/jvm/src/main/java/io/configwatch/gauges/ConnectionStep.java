@@ -35,7 +35,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * total and marker bookkeeping). A batch reads and writes only the entries of the connections it
  * names. Output: one delta row ({@code +1}/{@code -1} under the open's name and version, for
  * {@link TotalsStep}) per connection that started or stopped counting. Routed rows of other state
- * keys belong to the Python step, which reads the same shuffle: they are skipped here. With a
+ * keys belong to the detection step, which reads the same shuffle (beside this step on a checkpoint
+ * begun with two keyed steps; {@link KeyedStep} sends it only its own keys): they are skipped here. With a
  * lease, a processing-time timer per bucket drops connections not seen for {@code ttl_ms}. Names
  * and versions arrive masked; nothing here holds a config value.
  */
@@ -116,7 +117,7 @@ final class ConnectionStep extends StatefulProcessor<String, Row, Row> {
   public scala.collection.Iterator<Row> handleInputRows(String key, scala.collection.Iterator<Row> rows,
                                                        TimerValues timers) {
     if (!key.startsWith(spec.connPrefix)) {
-      return scala.collection.Iterator.empty();  // the Python step's key
+      return scala.collection.Iterator.empty();  // the detection step's key
     }
     long now = Spec.now(timers);
     List<Event> events = new ArrayList<>();

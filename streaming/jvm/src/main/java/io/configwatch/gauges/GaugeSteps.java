@@ -14,9 +14,9 @@ import org.apache.spark.sql.types.StructType;
  * The job's two gauge steps on the JVM, called from PySpark ({@code streaming.jvm_gauges}) and the job's plan
  * ({@code io.configwatch.job.JobPlan}), which may run the detection step inside the first ({@link #withDetection}).
  *
- * <p>{@code routed} is the route stage's shuffle by {@code state_key}, which the Python step of
- * the same query reads as well (one exchange, reused): the connection step takes the
- * {@code conn|} keys and skips the rest, the totals step groups its deltas by name and version.
+ * <p>{@code routed} is the route stage's shuffle by {@code state_key}. In {@link #apply} (checkpoints begun before
+ * the one keyed step) the detection step of the same query reads it as well (one exchange, reused): the
+ * connection step takes the {@code conn|} keys and skips the rest. The totals step groups by name and version.
  * Both group by columns (no function per row) and keep their state in the query's RocksDB
  * state store, read and written in process, not over a socket to a Python worker.
  */
