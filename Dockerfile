@@ -1,8 +1,8 @@
-# configwatch image: Python 3.11, JDK 17 (Spark; javac builds the job's JVM operators), Maven (resolves the
-# pinned jars at build time).
+# configwatch image: Python 3.11, Java 17 (Spark, the local broker), Maven (resolves the pinned jars at build
+# time; nothing is compiled).
 FROM python:3.11-slim-bookworm
 RUN apt-get update \
- && apt-get install -y --no-install-recommends openjdk-17-jdk-headless maven procps \
+ && apt-get install -y --no-install-recommends openjdk-17-jre-headless maven procps \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY pyproject.toml README.md ./

@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 
-.PHONY: help setup jars sysdeps test demo lint bench eval clean
+.PHONY: help setup jars sysdeps test demo lint bench eval dist clean
 
 help:
 	@echo "make demo   - set up, then run the whole system on embedded defaults"
@@ -16,6 +16,7 @@ help:
 	@echo "make lint   - ruff and mypy"
 	@echo "make eval   - detection precision/recall on the labelled evaluation fleet (SEED, SIZE)"
 	@echo "make bench  - set up, then run every benchmark figure (QUICK=1: a two-minute smoke run)"
+	@echo "make dist   - the wheel for spark-submit (dist/: .whl, and a .zip copy for --py-files)"
 	@echo "make clean  - remove .venv and build output (the jar cache stays)"
 
 $(STAMP): pyproject.toml
@@ -48,9 +49,14 @@ SIZE ?= 3000
 eval: $(STAMP)
 	$(BIN)/python -W ignore::FutureWarning -m tests.eval --seed $(SEED) --size $(SIZE) $(EVAL_ARGS)
 
+# The project's code for a cluster (docs/operations.md, "On a Spark cluster"): nothing is compiled.
+dist: $(STAMP)
+	rm -rf dist && $(BIN)/python -m pip wheel --no-deps -q -w dist .
+	cd dist && for w in *.whl; do cp "$$w" "$${w%.whl}.zip"; done
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -3,19 +3,16 @@
 The workload topic is read once as a batch DataFrame with the Kafka source's
 columns and cached, so neither side pays for Kafka; both sides read it in the
 job's partitioning, one task per core (``streaming.decode.one_task_per_core``).
-Then, in interleaved rounds (warm-up rounds first, not counted, until the JIT has seen
-``bench.harness.JOB_WARMUP_RECORDS``; then at least ``MIN_REPEATS``, as one round of a
-second or two is within the machine's noise),
+Then, in interleaved rounds (one warm-up round first, not counted; then at least
+``MIN_REPEATS``, as one round of a second or two is within the machine's noise),
 each variant is forced with Spark's ``noop`` sink:
 
 - ``from_json``: ``from_json(value, EVENT_SCHEMA)``: parse only, no contract
   checks, no quarantine reasons;
-- ``decode``: ``streaming.jvm_pipeline.decode(raw, validate=False)``, the job's
-  decode (the JVM route stage's decoder): parse into the same schema *and* check the
+- ``decode``: ``streaming.decode.decode(raw, validate=False)``, the job's decode (the
+  ``mapInArrow`` body the route stage runs): parse into the same schema *and* check the
   contract, with a reason code for every invalid record;
-- ``decode+gx``: the same with the GX suite's verdicts, as the job runs it;
-- ``python``, ``python+gx``: ``streaming.decode.decode``, the ``mapInArrow`` decode that
-  checkpoints begun before the JVM route stage run (and the bench peers' decode).
+- ``decode+gx``: the same with the GX suite run on every Arrow batch, as the job runs it.
 
 ``decode_ratio_vs_from_json`` = decode seconds / from_json seconds (medians):
 the price of the contract checks the native parser cannot do. The GX figure
@@ -28,7 +25,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bench.harness import BenchContext, job_warmup_runs, median_of
+from bench.harness import BenchContext, median_of
 
 __all__ = ["measure"]
 
@@ -51,7 +48,6 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    from streaming import jvm_pipeline
     from streaming.decode import decode, one_task_per_core
     from udfs.schema import EVENT_SCHEMA
 
@@ -62,13 +58,11 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
         "from_json": one_task_per_core(raw)
         .select(F.from_json(F.col("value").cast("string"), event_type).alias("e"), "partition", "offset")
         .select("e.*", "partition", "offset"),
-        "decode": jvm_pipeline.decode(one_task_per_core(raw), ctx.fingerprint_key, validate=False),
-        "decode+gx": jvm_pipeline.decode(one_task_per_core(raw), ctx.fingerprint_key, validate=True),
-        "python": decode(raw, validate=False),
-        "python+gx": decode(raw, validate=True),
+        "decode": decode(raw, validate=False),
+        "decode+gx": decode(raw, validate=True),
     }
     seconds: dict[str, list[float]] = {name: [] for name in variants}
-    warmup = job_warmup_runs(rows)  # the JIT compiles the JVM decoder over about a million records
+    warmup = 1  # Python workers, the GX import and the JIT's first compilations
     for round_no in range(warmup + max(ctx.rounds, MIN_REPEATS)):
         for name, frame in variants.items():
             started = time.perf_counter()
@@ -85,6 +79,4 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
         "decode_gx_records_per_s": round(rows / med["decode+gx"]),
         "decode_ratio_vs_from_json": round(med["decode"] / med["from_json"], 3),
         "decode_gx_ratio_vs_from_json": round(med["decode+gx"] / med["from_json"], 3),
-        "decode_python_ratio_vs_from_json": round(med["python"] / med["from_json"], 3),
-        "decode_python_gx_ratio_vs_from_json": round(med["python+gx"] / med["from_json"], 3),
     }

@@ -14,9 +14,9 @@ Then the job catches up and stops, and the topics are read back:
 Both timestamps are CreateTime on this machine's clock. Only records sent after
 the warm-up count. p50/p95/p99 over the window, and p50 of its first and second
 half (a job that cannot keep up shows a rising latency). Then ``bench.floor``
-measures the engine's floors (the minimal query of the job's shape, with Python
-steps as issue 12 defines it and on the JVM as the job now runs) at the same rate
-and trigger, and the job's p99 is reported as a ratio of the faster floor's.
+measures the engine's floor (the minimal query of the job's shape: a trivial
+``mapInArrow``, a trivial keyed ``transformWithStateInPandas``, Spark's Kafka sink)
+at the same rate and trigger, and the job's p99 is reported as a ratio of the floor's.
 """
 
 from __future__ import annotations
@@ -125,15 +125,8 @@ def measure(ctx: BenchContext) -> dict[str, Any]:
                         cutoff_ms, end_ms))
     out.update(_summary("gauge", _gauge_samples(inputs, read_topic(ctx.bootstrap, settings.gauges_topic)),
                         cutoff_ms, end_ms))
-    # The engine's floors at the same rate, trigger and topic layout, in the same run (bench.floor): issue 12's
-    # (Python steps) and the JVM one (the job's engine now). latency_floor_* is the faster of the two.
-    floors = {engine: measure_floor(ctx, ctx.latency_rate, ctx.latency_s, warmup_s, settings.trigger_interval,
-                                    engine=engine) for engine in ("python", "jvm")}
-    for engine, figures in floors.items():
-        out.update({k.replace("latency_floor_", f"latency_floor_{engine}_"): v for k, v in figures.items()})
-    faster = min(floors, key=lambda e: floors[e].get("latency_floor_ms_p99") or float("inf"))
-    out.update(floors[faster])
-    out["latency_floor_engine"] = faster
+    # The engine's floor at the same rate, trigger and topic layout, in the same run (bench.floor).
+    out.update(measure_floor(ctx, ctx.latency_rate, ctx.latency_s, warmup_s, settings.trigger_interval))
     floor = out.get("latency_floor_ms_p99")
     for prefix in ("alert", "gauge"):
         p99 = out.get(f"{prefix}_latency_ms_p99")

@@ -12,8 +12,8 @@ starts from scratch (empty state, three new output topics created before the clo
   1. ``udfs.decode.decode_batches`` (the decode half of the ``mapInArrow`` body) over
      the columns the job's Kafka source selects, per partition in Arrow batches of at
      most ``ARROW_BATCH_ROWS`` (Spark's ``maxRecordsPerBatch``); GX on, as in the job.
-  2. ``udfs.memory.MemoryPipeline``: the routing and the two keyed steps the job runs
-     (quarantine, stateless and stateful detection, connection buckets, gauge totals),
+  2. ``udfs.memory.MemoryPipeline``: the routing and the keyed step the job runs
+     (quarantine, stateless and stateful detection, the connection gauges),
      with the same state variables in dicts; it yields the job's output records.
 - **Write:** one ``KafkaProducer`` with the Kafka sink's settings (``acks=all``,
   idempotence, ``linger_ms=5``) through ``sinks.kafka.KafkaWriter``, so encoding and
@@ -130,7 +130,7 @@ def kafka_batches(records: Sequence[Any]) -> list[pa.RecordBatch]:
 
 def process_batch(raw: Sequence[pa.RecordBatch], state: PeerState, config: PeerConfig,
                   now_ms: int | None = None) -> BatchOutput:
-    """Run the job's decode, routing and keyed steps over one micro-batch (``kafka_batches``)."""
+    """Run the job's decode, routing and keyed step over one micro-batch (``kafka_batches``)."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     t0 = time.perf_counter()
     decoded = pa.Table.from_batches(list(decode_batches(raw, validate=config.expectations)),

@@ -3,8 +3,8 @@
 A Quix ``Application`` (librdkafka consumer group, at-least-once, commits every
 second) reads the workload topic; a ``BatchingSink`` receives each partition's
 records of a checkpoint at once and runs exactly what the kafka-python peer runs
-per batch (``bench.fig_peer.process_batch``: decode with GX, routing, the two
-keyed steps in ``udfs.memory.MemoryPipeline``), then writes the three outputs
+per batch (``bench.fig_peer.process_batch``: decode with GX, routing, the
+keyed step in ``udfs.memory.MemoryPipeline``), then writes the three outputs
 with Quix's own producer settings (librdkafka). Per-message ``apply`` would call
 the batch functions once per record, so the sink's batches are the fair shape.
 State lives in the pipeline's dicts, like the kafka-python peer, not in Quix's

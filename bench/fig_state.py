@@ -3,8 +3,8 @@
 ``bench.gauge_workload.connection_events`` (every connection opens, 5% of opens are
 redelivered, 40% close, 2% closes of unknown ids) goes to a fresh 4-partition topic; the
 real job runs only the gauges query over it (available-now, 10,000 offsets per trigger,
-Kafka sink). The gauge state is one entry per connection in the layout's connection buckets plus
-per-version totals (docs/gauges.md), so a batch reads and writes only the entries of the
+Kafka sink). The gauge state is one entry per connection on the ``conn`` key plus per-version
+totals (docs/gauges.md), so a batch reads and writes only the entries of the
 connections it names: batch time per 10,000 events is compared between the first and the
 last tenth of the batches, while the state grows from nothing to every connection opened
 and then to the open ones plus their close markers. Generation and produce times are

@@ -1,13 +1,9 @@
 """The engine's latency floor: the smallest query of the job's shape, at the job's input rate.
 
-Two floors, on the same session, trigger and topic layout as the job in ``bench.fig_latency``:
-
-- ``python`` (issue 12's definition): a trivial ``mapInArrow`` (a key column from each record), a
-  trivial keyed ``transformWithStateInPandas`` (200 keys, one ValueState counter each, every row
-  out) and Spark's Kafka sink (JVM);
-- ``jvm``: the same shape without Python, as the job runs since its route and detection moved to
-  the JVM: the key as a column expression, the keyed step in Java (``io.configwatch.floor.Floor``,
-  ``transformWithState``, one counter per key, every row out), Spark's Kafka sink.
+On the same session, trigger and topic layout as the job in ``bench.fig_latency``: a trivial
+``mapInArrow`` (a key column from each record), a trivial keyed ``transformWithStateInPandas``
+(the state API the job uses; 200 keys, one ValueState counter each, every row out) and Spark's
+Kafka sink.
 
 Latency per record: the output record's Kafka timestamp minus the input record's (carried through
 as a column).
@@ -62,22 +58,8 @@ def processor() -> Any:
     return Count()
 
 
-def _jvm_rows(raw: Any) -> Any:
-    from pyspark.sql import DataFrame
-    from pyspark.sql import functions as F
-
-    keyed = raw.select((F.length("value") % KEYS).cast("long").alias("k"), "value",
-                       (F.unix_micros("timestamp") / 1000).cast("long").alias("ts"))
-    return DataFrame(raw.sparkSession.sparkContext._jvm.io.configwatch.floor.Floor.keyed(keyed._jdf),
-                     raw.sparkSession)
-
-
-def measure_floor(ctx: BenchContext, rate: int, seconds: float, warmup_s: float, trigger: str,
-                  engine: str = "python") -> dict[str, Any]:
-    """Push at ``rate`` for ``warmup_s + seconds`` through the minimal query; percentiles after the warm-up.
-
-    ``engine``: ``python`` (mapInArrow + transformWithStateInPandas) or ``jvm`` (both steps on the JVM).
-    """
+def measure_floor(ctx: BenchContext, rate: int, seconds: float, warmup_s: float, trigger: str) -> dict[str, Any]:
+    """Push at ``rate`` for ``warmup_s + seconds`` through the minimal query; percentiles after the warm-up."""
     from sinks.kafka import ensure_topic
     from streaming.sources import kafka_source
 
@@ -86,12 +68,8 @@ def measure_floor(ctx: BenchContext, rate: int, seconds: float, warmup_s: float,
     ensure_topic(ctx.bootstrap, src, partitions=ctx.partitions)
     ensure_topic(ctx.bootstrap, out, partitions=ctx.partitions)
     raw = kafka_source(spark, ctx.bootstrap, src, starting_offsets="earliest")
-    if engine == "jvm":
-        rows = _jvm_rows(raw)
-    else:
-        keyed = raw.mapInArrow(_keyed, "k long, value binary, ts long")
-        rows = keyed.groupBy("k").transformWithStateInPandas(processor(), "key string, value string", "Append",
-                                                              "None")
+    keyed = raw.mapInArrow(_keyed, "k long, value binary, ts long")
+    rows = keyed.groupBy("k").transformWithStateInPandas(processor(), "key string, value string", "Append", "None")
     query = (rows.writeStream.format("kafka").option("kafka.bootstrap.servers", ctx.bootstrap)
              .option("topic", out).option("checkpointLocation", str(ctx.scratch("floor-ckpt")))
              .trigger(processingTime=trigger).start())

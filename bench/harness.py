@@ -77,24 +77,20 @@ class BenchContext:
         return f"bench-{name}-{uuid.uuid4().hex[:8]}"
 
 
-# Records the job reads in warm-up runs before its measured runs. The job runs in the JVM, whose JIT
-# compiles its hot paths over about a million records: on 100,000-record runs the time fell from 19.0 s
-# (the first) to 4.2 s (the fourth) and 3.0 s from about the tenth on (docs/benchmarks.md,
-# "2026-11-25, night"). The Python peers are steady after one run.
-JOB_WARMUP_RECORDS = 1_000_000
+# Records the job reads in warm-up runs before its measured runs: a long-running job is warm (its Python
+# workers forked, GX imported, the JVM's Kafka reader, Arrow hand-off, shuffle and state code compiled).
+# The Python peers are steady after one run.
+JOB_WARMUP_RECORDS = 300_000
 
 
 def job_warmup_runs(records: int) -> int:
-    """How many warm-up runs over ``records`` records give the JIT ``JOB_WARMUP_RECORDS``."""
+    """How many warm-up runs over ``records`` records give the job ``JOB_WARMUP_RECORDS``."""
     return max(1, -(-JOB_WARMUP_RECORDS // max(1, records)))
 
 
-# Then warm-up runs in small batches. A running job has planned, scheduled and committed thousands of
-# batches; after JOB_WARMUP_RECORDS in the job's batches it has done about ten, and the JIT was still
-# compiling that per-batch and per-task code in the measured runs (0.2-0.3 CPUs at local[2]). Four more
-# runs of 25 batches each took it to 0.1 and the measured runs at local[2] to 0.79x the time
-# (docs/benchmarks.md, "2026-11-28, mid-morning").
-WARMUP_SMALL_BATCH_RUNS = 4
+# Then warm-up runs in small batches: a running job has planned, scheduled and committed thousands of
+# batches, whose per-batch code the big runs above barely exercise.
+WARMUP_SMALL_BATCH_RUNS = 2
 WARMUP_SMALL_BATCHES = 25
 
 

@@ -30,12 +30,10 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     """(figure, measured, anchor, ratio) per line of the table."""
     rows = []
     if "decode_ratio_vs_from_json" in r:
-        python = (f"; the Python mapInArrow decode {r['decode_python_ratio_vs_from_json']:.2f}x"
-                  if "decode_python_ratio_vs_from_json" in r else "")
-        rows.append(("1. decode (the job's, contract checks)", _n(r["decode_records_per_s"], " rec/s"),
+        rows.append(("1. decode (the job's mapInArrow, contract checks)", _n(r["decode_records_per_s"], " rec/s"),
                      f"from_json {_n(r['from_json_records_per_s'], ' rec/s')}",
                      f"{r['decode_ratio_vs_from_json']:.2f}x the time "
-                     f"(with GX {r['decode_gx_ratio_vs_from_json']:.2f}x){python}"))
+                     f"(with GX {r['decode_gx_ratio_vs_from_json']:.2f}x)"))
     if "pipeline_records_per_s" in r:
         rows.append(("2. full job, available-now", _n(r["pipeline_records_per_s"], " rec/s"),
                      f"read-and-count {_n(r['ceiling_records_per_s'], ' rec/s')}",
@@ -55,15 +53,9 @@ def _rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                          + (f"; p99 {r[f'{kind}_latency_p99_vs_floor']:.2f}x the floor's"
                             if f"{kind}_latency_p99_vs_floor" in r else "")))
     if "latency_floor_ms_p99" in r:
-        engine = r.get("latency_floor_engine")
-        other = "python" if engine == "jvm" else "jvm"
-        shape = ("trivial projection + Java keyed transformWithState" if engine == "jvm"
-                 else "trivial mapInArrow + keyed transformWithStateInPandas")
-        beside = (f"; the {other} floor p99 {_n(r[f'latency_floor_{other}_ms_p99'])} ms"
-                  if f"latency_floor_{other}_ms_p99" in r else "")
-        rows.append((f"4b. engine floor, the faster ({shape} + Kafka sink)",
+        rows.append(("4b. engine floor (trivial mapInArrow + keyed transformWithStateInPandas + Kafka sink)",
                      f"p50 {_n(r['latency_floor_ms_p50'])} / p99 {_n(r['latency_floor_ms_p99'])} ms",
-                     "same rate, trigger and topic layout", f"{_n(r['latency_floor_samples'])} samples{beside}"))
+                     "same rate, trigger and topic layout", f"{_n(r['latency_floor_samples'])} samples"))
     if "peak_rss_mb" in r:
         rows.append(("5. peak memory during figure 2", f"{_n(r['peak_rss_mb'])} MB RSS (PSS {_n(r['peak_pss_mb'])} MB)",
                      f"driver JVM {_n(r['peak_driver_jvm_rss_mb'])} MB, Python workers "
@@ -108,8 +100,7 @@ def render(results: dict[str, Any]) -> str:
         "",
         f"Workload: {_n(p['records'])} simulator records in {p['partitions']} partitions "
         f"({_n(results.get('workload', {}).get('bytes', 0) / 1e6)} MB); medians of {p['rounds']} measured rounds "
-        "after warm-up (the JVM job's runs warm the JIT over a million records, then a hundred small batches; "
-        "the rest, one round). "
+        "after warm-up (the job's runs over 300,000 records, then fifty small batches; the rest, one round). "
         "Full numbers: `bench/results/latest.json`.",
         "",
         "| figure | measured | anchor | ratio |",

@@ -1,4 +1,4 @@
-"""configwatch's JVM parts in a cache directory: pinned jars resolved with Maven, and the job's own jar.
+"""configwatch's JVM parts in a cache directory: pinned jars resolved with Maven (nothing is compiled).
 
 The manifest is ``streaming/jvm/pom.xml``. Three jar sets, one Maven profile each:
 
@@ -9,16 +9,11 @@ The manifest is ``streaming/jvm/pom.xml``. Three jar sets, one Maven profile eac
 Each set lands in ``<cache>/jars/<set>-<version>/`` and is written atomically,
 so a second resolve finds it complete and does nothing.
 
-``job_jar()``: the job's JVM operators (``streaming/jvm/src``, the gauge steps),
-compiled with ``javac`` against the installed PySpark's own jars into
-``<cache>/jars/job-<pyspark version>-<hash of the sources>/``.
-
-Run ``python -m configwatch.jars`` to resolve and build all of them (the Makefile does).
+Run ``python -m configwatch.jars`` to resolve the connector and the broker (the Makefile does).
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import shutil
 import subprocess
@@ -31,13 +26,11 @@ from pathlib import Path
 from configwatch.errors import SetupError
 from configwatch.paths import cache_dir
 
-__all__ = ["JOB_SOURCES", "POM", "broker_jars", "client_jars", "connector_jars", "job_jar", "kafka_version",
-           "resolve", "spark_version"]
+__all__ = ["POM", "broker_jars", "client_jars", "connector_jars", "kafka_version", "resolve", "spark_version"]
 
 log = logging.getLogger(__name__)
 
 POM = Path(__file__).resolve().parent.parent / "streaming" / "jvm" / "pom.xml"
-JOB_SOURCES = POM.parent / "src" / "main" / "java"
 _MARKER = ".complete"
 _NS = {"m": "http://maven.apache.org/POM/4.0.0"}
 
@@ -109,49 +102,10 @@ def client_jars(version: str) -> list[Path]:
     return resolve("clients", version)
 
 
-def job_jar() -> Path:
-    """The job's JVM operators as one jar, compiled on first use (and again when a source changes)."""
-    import pyspark
-
-    sources = sorted(JOB_SOURCES.rglob("*.java"))
-    if not sources:
-        raise SetupError(f"no Java sources under {JOB_SOURCES}")
-    digest = hashlib.sha256()
-    for source in sources:
-        digest.update(source.relative_to(JOB_SOURCES).as_posix().encode() + b"\0" + source.read_bytes())
-    target = _set_dir("job", f"{spark_version()}-{digest.hexdigest()[:12]}")
-    jar = target / "configwatch-job.jar"
-    if (target / _MARKER).exists():
-        return jar
-    javac, jar_tool = shutil.which("javac"), shutil.which("jar")
-    if javac is None or jar_tool is None:
-        raise SetupError("a JDK ('javac' and 'jar') is needed to build the job's JVM operators; install JDK 17")
-    spark_jars = Path(pyspark.__file__).resolve().parent / "jars"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".job-", dir=target.parent))
-    classes = staging / "classes"
-    log.info("compiling the job's JVM operators (%d sources)", len(sources))
-    steps = ([javac, "--release", "17", "-nowarn", "-d", str(classes), "-cp", f"{spark_jars}/*",
-              *map(str, sources)], [jar_tool, "cf", str(staging / jar.name), "-C", str(classes), "."])
-    for cmd in steps:
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            shutil.rmtree(staging, ignore_errors=True)
-            first = next((ln for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()), "no output")
-            raise SetupError(f"building the job's JVM operators failed: {first}")
-    shutil.rmtree(classes)
-    (staging / _MARKER).write_text(f"job {spark_version()}\n")
-    if target.exists():
-        shutil.rmtree(target)
-    staging.rename(target)
-    return jar
-
-
 def main() -> int:
     try:
         for name, jars in (("connector", connector_jars()), ("broker", broker_jars())):
             print(f"{name}: {len(jars)} jars in {jars[0].parent}")
-        print(f"job: {job_jar()}")
     except SetupError as exc:
         print(f"configwatch: {exc}", file=sys.stderr)
         return 1

@@ -2,9 +2,8 @@
 
 A :class:`Verdict` is a template pair over named parts (``{field}``, ``{expected}``, ...);
 ``udfs.classify`` and ``configwatch.records.validate_event`` raise them as
-:class:`~configwatch.errors.ContractError`, and the JVM decoder (``io.configwatch.detect.Decoder``)
-fills the same templates from the spec (``streaming.jvm_spec``), so both write the same words.
-A quarantine record carries the reason and the sentence, never the payload.
+:class:`~configwatch.errors.ContractError`. A quarantine record carries the reason and the
+sentence, never the payload.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from typing import Final
 
 from configwatch.errors import ContractError
 
-__all__ = ["VERDICTS", "Verdict"]
+__all__ = ["Verdict"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,5 +48,3 @@ ENTRY_WITHOUT_KEY: Final = Verdict("missing_field:configs[].key", "a configs ent
 BAD_CONFIG_TYPE: Final = Verdict("bad_config_type", "configs[].type is not a ConfigDef.Type name")
 MISSING_CONNECTION: Final = Verdict("missing_field:connection_id", "connection events need connection_id")
 NOT_UTF8_JSON: Final = Verdict("not_json", "the record is not UTF-8 JSON")  # Event.from_json's one verdict
-
-VERDICTS: Final = {name.lower(): value for name, value in globals().items() if isinstance(value, Verdict)}

@@ -10,8 +10,8 @@ causes a repeat.
 
 Writers on one Python worker share one producer per (servers, settings).
 
-:class:`KafkaOutput` is what the job uses: Spark's own Kafka sink (``format("kafka")``,
-driven from the job's jar), one topic per kind from a ``topic`` column, keys as the contract says
+:class:`KafkaOutput` is what the job uses: Spark's own Kafka sink (``format("kafka")``),
+one topic per kind from a ``topic`` column, keys as the contract says
 (alerts by ``alert_id``, quarantine by source coordinates, gauges and usage by
 ``<name>/<version>``, a tombstone's value null); the same guarantee, at least once.
 """
@@ -19,7 +19,6 @@ driven from the job's jar), one topic per kind from a ``topic`` column, keys as 
 from __future__ import annotations
 
 import atexit
-import json
 import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,7 +31,7 @@ from sinks.encoding import to_json_bytes
 from sinks.exceptions import SinkSetupError, SinkWriteError
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame
 
 __all__ = ["KafkaOutput", "KafkaSink", "KafkaWriter", "ensure_topic"]
 
@@ -46,8 +45,8 @@ FLUSH_TIMEOUT_S = 120.0
 # on it (500,000 records: local[2] 0.92x the time, local[1] 0.97x; docs/benchmarks.md, "2026-11-27,
 # morning"). linger.ms still bounds the wait of a small batch.
 JOB_BATCH_BYTES = 256 * 1024
-# What makes the guarantee above, in Kafka's own property names: both producers (the job's JVM sink and the
-# Python ``KafkaSink``) are derived from it.
+# What makes the guarantee above, in Kafka's own property names: both producers (Spark's Kafka sink in the job
+# and the Python ``KafkaSink``) are derived from it.
 DELIVERY: Mapping[str, str] = {"acks": "all", "enable.idempotence": "true", "linger.ms": "5"}
 
 
@@ -183,15 +182,16 @@ class KafkaOutput:
         for kind, topic in self.topics.items():
             ensure_topic(self.bootstrap_servers, topic, compact=kind in (GAUGES, USAGE))
 
-    def jvm_writer(self, spark: SparkSession, kinds: Iterable[str], stats: Any | None = None) -> Any:
-        """The JVM writer (``io.configwatch.job.KafkaBatches``, in the job's jar) of these topics, which is
-        also a ``foreachBatch`` function reporting per batch; ``stats``: the route stage's JVM accumulator."""
-        producer = {**DELIVERY, "bootstrap.servers": self.bootstrap_servers,
-                    "batch.size": str(JOB_BATCH_BYTES), "client.id": "configwatch-job"}
-        spec = {"kinds": list(kinds), "topics": dict(self.topics),
-                "options": {f"kafka.{name}": value for name, value in producer.items()}}
-        jvm: Any = spark.sparkContext._jvm
-        return jvm.io.configwatch.job.KafkaBatches(json.dumps(spec), stats)
-
     def write(self, frame: DataFrame, epoch_id: int, kinds: Iterable[str]) -> None:
-        self.jvm_writer(frame.sparkSession, list(kinds) or list(self.topics)).save(frame._jdf)
+        """One batch write of ``frame`` (kind, key, value, tombstone) through Spark's Kafka sink."""
+        from pyspark.sql import functions as F
+
+        topic = F.lit(None).cast("string")
+        for kind, name in self.topics.items():
+            topic = F.when(F.col("kind") == kind, F.lit(name)).otherwise(topic)
+        value = F.when(F.col("tombstone"), F.lit(None).cast("string")).otherwise(F.col("value"))
+        producer = {**DELIVERY, "bootstrap.servers": self.bootstrap_servers, "batch.size": str(JOB_BATCH_BYTES),
+                    "client.id": "configwatch-job"}
+        (frame.select(topic.alias("topic"), F.col("key"), value.alias("value"))
+         .write.format("kafka").options(**{f"kafka.{name}": v for name, v in producer.items()})
+         .mode("append").save())

@@ -9,11 +9,12 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import zipfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from configwatch.jars import connector_jars, job_jar
+from configwatch.jars import connector_jars
 from configwatch.settings import DRIVER_MEMORY
 
 if TYPE_CHECKING:
@@ -28,13 +29,8 @@ ROCKSDB_PROVIDER = (
     "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 )
 ROCKSDB_BLOCK_CACHE_MB = 64  # per state store instance; Spark's default is 8
-# The local file system without a process per call (streaming/jvm, io.configwatch.fs): Hadoop's
-# spawns chmod and readlink for each checkpoint file, about 40 ms each (docs/benchmarks.md).
-_CLASS_PATHS = ("spark.driver.extraClassPath", "spark.executor.extraClassPath")
-_LOCAL_FILES = {
-    "spark.hadoop.fs.file.impl": "io.configwatch.fs.NioLocalFileSystem",
-    "spark.hadoop.fs.AbstractFileSystem.file.impl": "io.configwatch.fs.NioLocalFs",
-}
+_CHECKPOINT_FILES = "spark.sql.streaming.checkpointFileManagerClass"
+_LOCAL_CHECKPOINT_FILES = "org.apache.spark.sql.execution.streaming.FileSystemBasedCheckpointFileManager"
 
 
 # Spark's generated code for the job's wide rows (the route stage's output: 29 columns) is one method over
@@ -57,7 +53,7 @@ class SparkSettings:
     arrow_batch_rows: int = 10_000
     ui: bool = False
     # The module Spark forks Python workers from: libraries and GX loaded once, then frozen
-    # (bench.daemon_choice: decode + route stage 0.69x, workers' PSS 0.92x of Spark's pyspark.daemon).
+    # (decode + route stage 0.69x, workers' PSS 0.92x of Spark's pyspark.daemon: docs/benchmarks.md).
     python_daemon: str = "streaming.worker_daemon"
     # Where Spark's own output goes (JVM warnings, Python-worker prints); None: the console.
     log_file: Path | None = None
@@ -97,6 +93,16 @@ def _configured_session(settings: SparkSettings) -> SparkSession | None:
     return spark if spark is live and applied == settings else None
 
 
+def _archive_of_this_code() -> str | None:
+    """The archive (a wheel or zip from ``--py-files``) this code was imported from, if it was."""
+    import configwatch
+
+    for parent in Path(configwatch.__file__).parents:
+        if parent.is_file():
+            return str(parent) if zipfile.is_zipfile(parent) else None
+    return None
+
+
 def _configure(settings: SparkSettings) -> SparkSession:
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
@@ -110,14 +116,23 @@ def _configure(settings: SparkSettings) -> SparkSession:
     if settings.master or not submitted.contains("spark.master"):
         conf.setMaster(settings.master or "local[2]")
     if not submitted.contains("spark.jars") and not submitted.contains("spark.jars.packages"):
-        jar = job_jar()
-        conf.set("spark.jars", ",".join(str(j) for j in [*connector_jars(), jar]))
-        if not any(submitted.contains(k) for k in _CLASS_PATHS):
-            # Hadoop loads its file system classes from the JVM's own class path, at spark-submit's start.
-            for key in _CLASS_PATHS:
-                conf.set(key, str(jar))
-            for key, value in _LOCAL_FILES.items():
-                conf.set(key, value)
+        conf.set("spark.jars", ",".join(str(j) for j in connector_jars()))
+    master = conf.get("spark.master") or submitted.get("spark.master", "")
+    if not submitted.contains("spark.master") and (master == "local" or master.startswith("local[")):
+        # One JVM whose Python workers run this interpreter, where configwatch is installed. Elsewhere (spark-submit,
+        # a cluster) executors may get the code only per task, from --py-files: Spark's own daemon then.
+        conf.set("spark.python.daemon.module", settings.python_daemon)
+    archive = _archive_of_this_code()
+    if archive is not None and not submitted.contains("spark.executorEnv.PYTHONPATH"):
+        # The Python process Spark starts on the driver to plan transformWithStateInPandas (it registers the
+        # state variables) is not given --py-files (Spark 4.0.0); it is given the executors' environment, so the
+        # archive goes on that path (a path that does not exist on an executor's node is skipped there).
+        conf.set("spark.executorEnv.PYTHONPATH", archive)
+    if master.startswith("local"):
+        # Checkpoints on this machine: Hadoop's FileContext asks for a link status per rename, which without
+        # Hadoop's native library spawns ``readlink`` (tens of ms each, and every state commit renames); the
+        # FileSystem API renames in Java (docs/benchmarks.md). On a cluster Spark's default stays.
+        conf.set(_CHECKPOINT_FILES, _LOCAL_CHECKPOINT_FILES)
     java_opts = f"-Dlog4j2.configurationFile=file:{_LOG4J} {_JVM_OPTS}"
     driver_opts = java_opts
     if settings.log_file is not None:
@@ -148,7 +163,6 @@ def _configure(settings: SparkSettings) -> SparkSession:
         # Restart needs only the last committed batch; state is changelogged per batch.
         "spark.sql.streaming.minBatchesToRetain": "10",
         "spark.python.worker.reuse": "true",
-        "spark.python.daemon.module": settings.python_daemon,
         # Spark pools Python workers per environment, and its mapInArrow runner adds this variable where the
         # transformWithStateInPandas runner does not: two daemons and two idle pools. Set for both: one pool.
         "spark.executorEnv.SPARK_SIMPLIFIED_TRACEBACK": "1",

@@ -6,7 +6,7 @@ modules and the ready GX suite (``udfs.expectations.get_validator``) are shared
 by every forked worker instead of imported and built in each. ``gc.freeze()``
 then moves those objects out of the collector's reach: without it every full
 collection in a worker walks (and so copies) the daemon's pages, which made each
-later Python stage slower than with Spark's own daemon (``bench/daemon_choice.py``).
+later Python stage slower than with Spark's own daemon (docs/benchmarks.md, "Decisions").
 Before that, :func:`lean_path` takes the archives the workers need not import from off
 their path (see there). The session factory sets ``spark.python.daemon.module`` to this module.
 """
@@ -71,7 +71,8 @@ def _preload() -> None:
         import pyspark.sql.pandas.serializers
         import pyspark.sql.streaming.stateful_processor  # noqa: F401
 
-        import streaming.pipeline  # noqa: F401  (udfs.pipeline, udfs.steps, the rules)
+        import streaming.pipeline  # noqa: F401  (udfs.pipeline, the rules)
+        import udfs.steps  # noqa: F401  (the keyed step, which streaming.keyed imports when first called)
         from configwatch.samples import sample_events
         from udfs.decode import decode_values
         from udfs.expectations import get_validator

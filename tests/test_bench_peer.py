@@ -134,9 +134,9 @@ def test_one_batch_gives_the_quarantine_the_findings_and_the_gauges(
 
 
 def _detection(state: PeerState) -> list[tuple[str, Any]]:
-    """The detection state variables of the peer's first keyed step: (state key, JSON)."""
-    values = state.pipeline._first.values
-    return [(k, v) for (k, name), v in values.items() if name == "detect"]
+    """The detection state variables of the peer's keyed step: (state key, JSON)."""
+    lists = state.pipeline._state.lists
+    return [(k, v) for (k, name), v in lists.items() if name == "detect"]
 
 
 def test_state_carries_over_between_batches(records: list[Rec], config: PeerConfig,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import random
+import sys
+import threading
 
 import numpy as np
 import pyarrow as pa
@@ -57,17 +59,36 @@ def test_the_reason_is_validate_events_reason(case: object) -> None:
         assert direct.value.reason == case.reason
 
 
+def _verdicts_in_a_fresh_thread(raws: list[bytes]) -> list[tuple[str, str] | None]:
+    """``parse_record``'s verdicts on ``raws``, read in a fresh thread: ``json.loads`` refuses nesting deeper
+    than the recursion limit less its caller's stack depth, so a fresh thread fixes the deepest it reads."""
+    def verdict(raw: bytes) -> tuple[str, str] | None:
+        try:
+            parse_record(raw)
+        except ContractError as err:
+            return err.reason, err.detail
+        return None
+
+    out: list[list[tuple[str, str] | None]] = []
+    thread = threading.Thread(target=lambda: out.append([verdict(raw) for raw in raws]))
+    thread.start()
+    thread.join()
+    return out[0]
+
+
 def test_the_deepest_readable_record_with_an_escape_gets_a_verdict_not_a_crash() -> None:
     # json.loads reads it; the lone-surrogate check once recursed one level deeper and its
-    # RecursionError escaped parse_record. Read in a fresh thread so the depth is fixed.
-    from streaming.jvm_spec import spec
-    from streaming.jvm_spec.decode import nesting_verdicts
-
-    deepest = spec()["decode"]["max_nesting"]
-    deep = b"[" * deepest + b'"\\u0041"' + b"]" * deepest
-    lone = b"[" * deepest + b'"\\ud800"' + b"]" * deepest
-    assert nesting_verdicts([deep, lone]) == [(verdicts.NOT_OBJECT.reason, verdicts.NOT_OBJECT.detail),
-                                              (verdicts.LONE_SURROGATE.reason, verdicts.LONE_SURROGATE.detail)]
+    # RecursionError escaped parse_record.
+    low, high = 1, sys.getrecursionlimit() + 1  # the deepest nesting of arrays read: reads low, refuses high
+    while high - low > 1:
+        mid = (low + high) // 2
+        verdict = _verdicts_in_a_fresh_thread([b"[" * mid + b"]" * mid])[0]
+        low, high = (mid, high) if verdict is not None and verdict[0] == "not_object" else (low, mid)
+    deep = b"[" * low + b'"\\u0041"' + b"]" * low
+    lone = b"[" * low + b'"\\ud800"' + b"]" * low
+    assert _verdicts_in_a_fresh_thread([deep, lone]) == [
+        (verdicts.NOT_OBJECT.reason, verdicts.NOT_OBJECT.detail),
+        (verdicts.LONE_SURROGATE.reason, verdicts.LONE_SURROGATE.detail)]
 
 
 def test_valid_records_decode_field_by_field() -> None:

@@ -182,31 +182,3 @@ def test_the_lease_drops_a_silent_connection_logs_and_counts_it(kafka_bootstrap:
     log_text = stderr.read_text() + (tmp_path / "ckpt" / "spark.log").read_text()
     assert "connection lease: dropped 1 connection(s) with no event for 20000 ms or more" in log_text, \
         log_text[-3000:]
-
-
-def test_a_checkpoint_from_before_the_layout_file_resumes_with_its_own_state_keys(
-        kafka_bootstrap: str, spark: Any, topic_name: Any, tmp_path: Path) -> None:
-    from dataclasses import asdict
-
-    from streaming.job.layout import LAYOUT_FILE
-    from udfs.pipeline import LEGACY_LAYOUT
-
-    topic = topic_name("conns-legacy")
-    ensure_topic(kafka_bootstrap, topic, partitions=2)
-    records, expected = _workload(300, seed=5)
-    half = len(records) // 2  # the opens, then the closes: many closes land in the second run
-    settings = Settings(bootstrap_servers=kafka_bootstrap, checkpoint_dir=tmp_path / "ckpt", input_topic=topic,
-                        sink=f"files:{tmp_path / 'out'}", trigger="available-now", outputs="gauges",
-                        expectations=False)
-    layout_file = tmp_path / "ckpt" / "job" / LAYOUT_FILE
-    layout_file.parent.mkdir(parents=True)
-    layout_file.write_text(json.dumps(asdict(LEGACY_LAYOUT)))  # the first run keys state as releases before did
-    for part, first in ((records[:half], True), (records[half:], False)):
-        produce(kafka_bootstrap, topic, part)
-        job = StreamingJob(settings, JobOptions.from_settings(settings), kafka_bootstrap, out=lambda _: None)
-        job.start()
-        job.wait()
-        if first:
-            layout_file.unlink()  # what such a release left behind: offsets, commits, state, no layout file
-    assert _fold(tmp_path / "out" / "gauges") == expected  # every close found the connection it ends
-    assert json.loads(layout_file.read_text()) == asdict(LEGACY_LAYOUT)

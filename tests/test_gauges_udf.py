@@ -1,9 +1,8 @@
-"""The gauge transition (udfs.gauges) as a plain function: contract semantics, lease, buckets and totals."""
+"""The gauge transition (udfs.gauges) as a plain function, and the keyed step that stores it (udfs.gauge_store)."""
 
 from __future__ import annotations
 
 import random
-import zlib
 from typing import Any
 
 import pandas as pd
@@ -20,7 +19,6 @@ from udfs.gauges import (
     Totals,
     advance,
     apply_deltas,
-    bucket_of,
 )
 from udfs.rules.batch import redacted_marker
 
@@ -163,11 +161,11 @@ def test_a_close_older_than_the_open_is_stale() -> None:
 
 
 def test_close_markers_expire_after_the_retention_in_event_time() -> None:
-    config = GaugeConfig(closed_retention_ms=100, buckets=1)  # one bucket: one clock for all three
+    config = GaugeConfig(closed_retention_ms=100)
     state, _ = run([ev("closed", 1000, "c1"), ev("closed", 1050, "c2")], [ev("opened", 1120, "c3")],
                    config=config)
     assert sorted(state.markers) == ["c2"]
-    assert state.clocks == {0: 1120}
+    assert state.clock_ms == 1120
 
 
 def test_lease_drops_silent_connections_logs_and_counts(caplog: pytest.LogCaptureFixture) -> None:
@@ -203,11 +201,6 @@ def test_without_a_lease_nothing_expires() -> None:
     t = advance(s, frame(), NOW + 10**9)
     assert t.gauges.empty and len(t.state.conns) == 1
     assert t.state.next_expiry_ms(GaugeConfig()) is None
-
-
-def test_buckets_are_stable_across_processes_and_spread() -> None:
-    assert bucket_of("conn-1", 64) == zlib.crc32(b"conn-1") % 64  # no per-process hash seed
-    assert len({bucket_of(f"c{i}", 64) for i in range(1000)}) == 64
 
 
 def test_totals_fold_deltas_and_count_instances_by_reference() -> None:
@@ -285,66 +278,72 @@ def test_any_batching_of_a_random_stream_ends_at_the_reference_gauges(seed: int)
     assert final  # the random stream leaves something open, so the comparison is not vacuous
 
 
-@pytest.mark.parametrize("apart", [False, True], ids=["entries", "markers-apart"])
-def test_a_bucket_touches_state_only_for_what_it_had_or_keeps(apart: bool) -> None:
+class _Counting:
+    """A dict state that records every map call (each is a round trip in Spark)."""
+
+    def __new__(cls) -> Any:
+        from udfs.memory import _DictState
+
+        class Counting(_DictState):
+            def __init__(self) -> None:
+                super().__init__()
+                self.calls: list[tuple[str, str, tuple[str, ...]]] = []
+                self.appends = 0
+
+            def map_get(self, name: str, key: tuple[str, ...]) -> tuple[Any, ...] | None:
+                self.calls.append(("get", name, key))
+                return super().map_get(name, key)
+
+            def map_put(self, name: str, key: tuple[str, ...], value: tuple[Any, ...]) -> None:
+                self.calls.append(("put", name, key))
+                super().map_put(name, key, value)
+
+            def map_remove(self, name: str, key: tuple[str, ...]) -> None:
+                self.calls.append(("remove", name, key))
+                super().map_remove(name, key)
+
+            def append_rows(self, name: str, rows: list[tuple[Any, ...]]) -> None:
+                self.appends += 1
+                super().append_rows(name, rows)
+
+        state = Counting()
+        state.key = "conn"
+        return state
+
+
+def test_the_connection_step_reads_only_what_may_be_stored_and_keeps_short_connections_in_one_row() -> None:
     from udfs.memory import _DictState
-    from udfs.steps import first_step
+    from udfs.steps import keyed_step
 
-    class Counting(_DictState):
-        def __init__(self) -> None:
-            super().__init__()
-            self.calls: list[tuple[str, str, str]] = []
+    state, key, config = _Counting(), SecretStr("k" * 32), GaugeConfig()
 
-        def map_get(self, name: str, key: str) -> tuple[Any, ...] | None:
-            self.calls.append(("get", name, key))
-            return super().map_get(name, key)
-
-        def map_put(self, name: str, key: str, value: tuple[Any, ...]) -> None:
-            self.calls.append(("put", name, key))
-            super().map_put(name, key, value)
-
-        def map_remove(self, name: str, key: str) -> None:
-            self.calls.append(("remove", name, key))
-            super().map_remove(name, key)
-
-    state, key, config = Counting(), SecretStr("k" * 32), GaugeConfig(markers_apart=apart)
-    state.key = "conn|0"
-
-    def step(*events: dict[str, Any]) -> list[tuple[str, str, str]]:
+    def step(*events: dict[str, Any]) -> list[tuple[str, str, tuple[str, ...]]]:
         state.calls.clear()
-        list(first_step("conn|0", frame(*events), state, key, config, NOW))
-        return sorted(state.calls)
+        list(keyed_step("conn", frame(*events), state, key, config, NOW))
+        return sorted(c for c in state.calls if c[1] == "entries")
 
-    def stored(cid: str) -> tuple[tuple[Any, ...] | None, ...]:
-        if apart:
-            return _DictState.map_get(state, "conns", cid), _DictState.map_get(state, "closed", cid)
-        return (_DictState.map_get(state, "entries", cid),)
+    def stored(cid: str) -> tuple[Any, ...] | None:
+        return _DictState.map_get(state, "entries", (cid,))
 
-    calls = step(ev("opened", 1, "c1"), ev("closed", 2, "c1"), ev("opened", 3, "c2"))
-    if apart:  # c1 was never stored: no round trip to remove it, but two reads and a marker
-        assert calls == [("get", "closed", "c1"), ("get", "closed", "c2"), ("get", "conns", "c1"),
-                         ("get", "conns", "c2"), ("put", "closed", "c1"), ("put", "conns", "c2")]
-        assert stored("c1") == (None, (2,)) and stored("c2")[0] is not None
-    else:  # one read and one write per connection
-        assert calls == [("get", "entries", "c1"), ("get", "entries", "c2"),
-                         ("put", "entries", "c1"), ("put", "entries", "c2")]
-        assert stored("c1") == ((None,) * 6 + (2,),) and stored("c2")[0][:2] == ("java", "3.9")  # type: ignore[index]
-    calls = step(ev("closed", 4, "c2"), ev("opened", 5, "c1"))  # c1 reopens after its close
-    if apart:
-        assert calls == [("get", "closed", "c1"), ("get", "conns", "c1"), ("get", "conns", "c2"),
-                         ("put", "closed", "c2"), ("put", "conns", "c1"), ("remove", "conns", "c2")]
-        assert stored("c2") == (None, (4,)) and stored("c1")[0] is not None
-    else:  # a close overwrites the connection's entry with its marker; a reopen keeps the old marker beside
-        assert calls == [("get", "entries", "c1"), ("get", "entries", "c2"),
-                         ("put", "entries", "c1"), ("put", "entries", "c2")]
-        assert stored("c2") == ((None,) * 6 + (4,),) and stored("c1")[0][-1] == 2  # type: ignore[index]
+    # New ids: no read. c1 comes and goes within the batch: its marker goes to the batch's row of ``recent``.
+    assert step(ev("opened", 1, "c1"), ev("closed", 2, "c1"), ev("opened", 3, "c2")) == [
+        ("put", "entries", ("c2",))]
+    assert stored("c1") is None and state.appends == 1 and stored("c2")[:2] == ("java", "3.9")  # type: ignore[index]
+    # c2 closes: one read, its entry overwritten by its marker. A redelivered open of c1 is found in ``recent``
+    # (read whole, no map call) and stays out.
+    assert step(ev("closed", 4, "c2"), ev("opened", 1, "c1")) == [("get", "entries", ("c2",)),
+                                                                   ("put", "entries", ("c2",))]
+    assert stored("c2") == (None,) * 6 + (4,) and stored("c1") is None
+    # c1 reopens after its close (a newer open): it is stored now.
+    assert step(ev("opened", 5, "c1")) == [("put", "entries", ("c1",))]
+    assert stored("c1")[:2] == ("java", "3.9")  # type: ignore[index]
 
 
 def test_a_connection_opened_and_closed_within_a_batch_gives_no_deltas_unless_it_carries_usage() -> None:
-    from udfs.gauges import sorted_events, step_bucket
+    from udfs.gauges import sorted_events, step_connections
 
     def deltas(*events: dict[str, Any]) -> list[tuple[str, int]]:
-        step = step_bucket(sorted_events(frame(*events)), {}, {}, 0, NOW, GaugeConfig())
+        step = step_connections(sorted_events(frame(*events)), {}, {}, 0, NOW, GaugeConfig())
         return [(d.instance or "", d.change) for d in step.deltas]
 
     # c1 comes and goes (its +1 and -1 cancel); c2 stays; c3 reopens after its close and stays.
@@ -353,41 +352,40 @@ def test_a_connection_opened_and_closed_within_a_batch_gives_no_deltas_unless_it
         ("i2", +1), ("i3", +1)]
     used = frame(ev("opened", 1, "c1", inst="i1"), ev("closed", 2, "c1")).assign(
         usage=[None, "usage-of-c1"])
-    step = step_bucket(sorted_events(used), {}, {}, 0, NOW, GaugeConfig())
+    step = step_connections(sorted_events(used), {}, {}, 0, NOW, GaugeConfig())
     assert [(d.change, d.usage) for d in step.deltas] == [(+1, None), (-1, "usage-of-c1")]
     assert step.markers == {"c1": 2} and step.conns == {}
 
 
-@pytest.mark.parametrize("apart", [False, True], ids=["entries", "markers-apart"])
-def test_the_keyed_bucket_step_keeps_what_the_in_memory_transition_keeps(apart: bool) -> None:
+@pytest.mark.parametrize("seed", [7, 8])
+def test_the_keyed_step_keeps_what_the_in_memory_transition_keeps(seed: int) -> None:
+    from udfs.gauge_store import Clock, recent_markers
     from udfs.memory import _DictState
-    from udfs.steps import expire_step, first_step
+    from udfs.steps import expire_step, keyed_step
 
-    rng = random.Random(7)
-    config = GaugeConfig(ttl_ms=40, closed_retention_ms=150, buckets=1, markers_apart=apart)
+    rng = random.Random(seed)
+    config = GaugeConfig(ttl_ms=40, closed_retention_ms=150)
     events = [ev(rng.choice(["opened", "opened", "closed", "config_push"]), offset // 3 + rng.randrange(40),
                  f"c{rng.randrange(3000)}", inst=rng.choice([None, "i1", "i2"]), offset=offset)
               for offset in range(1, 6001)]  # enough closes for the amortised marker sweep to run
     state, memory, key = _DictState(), GaugeState.empty(), SecretStr("k" * 32)
-    state.key = "conn|0"
+    state.key = "conn"
     for i in range(0, len(events), 150):
         now = NOW + i
-        list(first_step("conn|0", frame(*events[i:i + 150]), state, key, config, now))
+        list(keyed_step("conn", frame(*events[i:i + 150]), state, key, config, now))
         list(expire_step(state, config, now))
         memory = advance(memory, frame(*events[i:i + 150]), now, config).state
-    horizon = memory.clocks[0] - config.closed_retention_ms
-    if apart:
-        conns = dict(state.maps[("conn|0", "conns")])
-        marks = {c: v[0] for c, v in state.maps[("conn|0", "closed")].items()}
-    else:
-        entries = state.maps[("conn|0", "entries")]
-        conns = {c: v[:6] for c, v in entries.items() if v[0] is not None}
-        marks = {c: v[6] for c, v in entries.items() if v[6] is not None}
+    horizon = memory.clock_ms - config.closed_retention_ms
+    entries = state.maps[("conn", "entries")]
+    conns = {c[0]: v[:6] for c, v in entries.items() if v[0] is not None}
+    marks = {c[0]: v[6] for c, v in entries.items() if v[6] is not None}
+    for cid, ms in recent_markers(state.rows("recent")).items():  # markers of connections never stored
+        marks[cid] = max(ms, marks.get(cid, ms))
     assert conns == {c: tuple(v) for c, v in memory.conns.items()} and conns
     assert {c: m for c, m in marks.items() if m >= horizon} == {c: m for c, m in memory.markers.items()
                                                                 if m >= horizon}
-    clock = state.get("clock")
-    assert clock is not None and clock[3] > 0  # the amortised sweep ran (it sets what it left)
-    # Without the sweep nearly every connection would keep a marker (a close, or a lease drop): 2,326 here.
+    clock = Clock.read(state)
+    assert clock.entries_live > 0  # the amortised sweep ran (it sets what it left)
+    # Without the sweeps nearly every connection would keep a marker (a close, or a lease drop).
     assert len(marks) < len({e["connection_id"] for e in events}) // 2
-    assert memory.expired_total > 0 and clock[1] == memory.expired_total
+    assert memory.expired_total > 0 and clock.expired_total == memory.expired_total

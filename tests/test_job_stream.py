@@ -92,3 +92,17 @@ def test_a_stream_with_garbage_of_every_kind(kafka_bootstrap: str, spark: Any, t
     assert totals["invalid"] == len(cases) and totals["expectation_failed"] == len(EXPECTATION_CASES)
     assert totals["batch_ms"] > 0 and totals["batches"] >= 1
     assert any(line.startswith("batch 0: ") and f"{len(events)} valid" in line for line in lines), lines
+
+    # The job as specified: every micro-batch runs Python over Arrow (the decode and rules stage, the keyed
+    # step) inside Spark's own operators, and no class of the project's own.
+    plan = job.query._jsq.streamingQuery().lastExecution().executedPlan().toString()
+    assert "MapInArrow" in plan and "TransformWithStateInPandas" in plan, plan
+    assert "io.configwatch" not in plan and plan.count("TransformWithStateInPandas") == 1, plan
+
+
+def test_the_job_s_packages_hold_no_java_and_setup_compiles_nothing() -> None:
+    root = Path(__file__).resolve().parent.parent
+    packages = ("cli", "configwatch", "policy", "sinks", "streaming", "udfs")
+    assert not [p for name in packages for p in (root / name).rglob("*.java")]
+    jars_module = (root / "configwatch" / "jars.py").read_text()
+    assert "javac" not in jars_module and "job_jar" not in jars_module

@@ -233,22 +233,21 @@ def test_prepare_and_step_give_what_detect_with_state_gives() -> None:
     assert all(json.loads(v) for k, v in states.items() if not str(k).startswith("pass|"))
 
 
-@pytest.mark.parametrize("per_key", [False, True], ids=["per-peer-group", "per-config-key"])
-def test_step_keeps_a_waiting_value_in_its_json_state_and_scores_it_later(per_key: bool) -> None:
+def test_step_keeps_a_waiting_value_in_its_json_state_and_scores_it_later() -> None:
     from tests.rules_helpers import NOW_MS, table
     from udfs.rules.fleet import peer_states_from_json
     from udfs.rules.stateful import prepare, step
 
     early = push({"acks": "all", "linger.ms": "5000", "batch.size": "16384"}, client_id="early-client")
-    state_key = "fleet|apache-kafka-java/producer/v4" + ("|linger.ms" if per_key else "")
+    state_key = "fleet|apache-kafka-java/producer/v4"
 
     def rows(*pushes: dict[str, object]) -> pd.DataFrame:
-        frame = prepare(table(*pushes), KEY, NOW_MS, fleet_per_key=per_key).to_pandas()
+        frame = prepare(table(*pushes), KEY, NOW_MS).to_pandas()
         return frame[frame["state_key"] == state_key]
 
     def linger(state: str | None) -> str:  # the linger.ms part of the key's state
         assert state is not None
-        return state if per_key else peer_states_from_json(state)["linger.ms"].to_json()
+        return peer_states_from_json(state)["linger.ms"].to_json()
 
     out, state = step(state_key, rows(early, *producers(3)), None, KEY, NOW_MS)
     assert out.num_rows == 0 and "early-client" in linger(state)  # waits, with its identity
@@ -259,7 +258,7 @@ def test_step_keeps_a_waiting_value_in_its_json_state_and_scores_it_later(per_ke
     assert "pending" not in linger(state) and "early-client" not in linger(state)
 
 
-def test_fleet_keys_per_peer_group_find_what_keys_per_config_key_find() -> None:
+def test_one_fleet_key_per_peer_group_finds_each_outlying_value() -> None:
     from tests.rules_helpers import NOW_MS, table
     from udfs.rules.stateful import detect_with_state, prepare
 
@@ -267,33 +266,24 @@ def test_fleet_keys_per_peer_group_find_what_keys_per_config_key_find() -> None:
     batches = [[*producers(20), push(odd, client_id="early")], producers(MIN_PEERS),
                [push({**odd, "linger.ms": "5", "batch.size": "1"}, client_id="late"),
                 *producers(5, linger="10")]]
-    found: dict[bool, list[tuple[str, str, tuple[str, ...]]]] = {}
-    for per_key in (False, True):
-        state, rows = None, []
-        for batch in batches:
-            out, state = detect_with_state(table(*batch), KEY, NOW_MS, state, fleet_per_key=per_key)
-            rows += [(r["alert_id"], r["client_id"], tuple(r["keys"])) for r in out.to_pylist()
-                     if r["rule"] == "fleet-outlier"]
-        found[per_key] = sorted(rows)
-        keys = {k for k in prepare(table(*batches[0]), KEY, NOW_MS, fleet_per_key=per_key).column("state_key")
-                .to_pylist() if k.startswith("fleet|")}
-        assert len(keys) == (1 if not per_key else len(odd) - 1)  # acks is not numeric here
-    assert found[False] == found[True], found
-    assert {(c, k) for _, c, k in found[False]} == {("early", ("linger.ms",)), ("early", ("batch.size",)),
-                                                   ("late", ("batch.size",))}
+    state, rows = None, []
+    for batch in batches:
+        out, state = detect_with_state(table(*batch), KEY, NOW_MS, state)
+        rows += [(r["client_id"], tuple(r["keys"])) for r in out.to_pylist() if r["rule"] == "fleet-outlier"]
+    keys = {k for k in prepare(table(*batches[0]), KEY, NOW_MS).column("state_key").to_pylist()
+            if k.startswith("fleet|")}
+    assert len(keys) == 1  # the peer group's one key holds every config key's summary
+    assert set(rows) == {("early", ("linger.ms",)), ("early", ("batch.size",)), ("late", ("batch.size",))}
 
 
-@pytest.mark.parametrize("per_key", [False, True], ids=["per-peer-group", "per-config-key"])
-def test_a_push_s_fleet_values_travel_as_one_row_with_its_context_once(per_key: bool) -> None:
+def test_a_push_s_fleet_values_travel_as_one_row_with_its_context_once() -> None:
     from tests.rules_helpers import NOW_MS, table
     from udfs.rules.stateful import prepare
 
     pushes = [push({"acks": "all", "linger.ms": "5", "batch.size": "16384"}, client_id=f"c{i}") for i in range(3)]
-    frame = prepare(table(*pushes), KEY, NOW_MS, fleet_per_key=per_key).to_pandas()
+    frame = prepare(table(*pushes), KEY, NOW_MS).to_pandas()
     fleet = frame[frame["state_key"].str.startswith("fleet|")]
     values = sorted((c, k, v) for c, keys, vals in zip(fleet["client_id"], fleet["config_keys"], fleet["config_values"],
                                                        strict=True) for k, v in zip(keys, vals, strict=True))
     assert values == sorted((f"c{i}", k, v) for i in range(3) for k, v in (("batch.size", 16384.0), ("linger.ms", 5.0)))
-    # one row per push (its context once), or one per value in the layout of checkpoints from before
-    assert len(fleet) == (6 if per_key else 3)
-    assert all(len(keys) == (1 if per_key else 2) for keys in fleet["config_keys"])
+    assert len(fleet) == 3 and all(len(keys) == 2 for keys in fleet["config_keys"])  # one row per push

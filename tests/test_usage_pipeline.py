@@ -1,4 +1,4 @@
-"""The job's per-version usage (issue 16) through the two keyed steps, in memory (no Spark).
+"""The job's per-version usage (issue 16) through the keyed step, in memory (no Spark).
 
 ``connection_closed`` events with ``request_versions`` (a proxying gateway) fold into one
 ``usage`` record per software name and version: the pairs, with the connections that sent
@@ -82,7 +82,8 @@ def test_a_client_instance_id_holding_a_secret_is_counted_stored_and_published_a
     assert usage.client_instance_ids == tuple(sorted((redacted_marker(secret, KEY), "inst-a")))
     assert usage.client_instances == 2  # still counted
     assert secret not in repr([r.value for r in out])
-    assert secret not in repr([(s.values, s.maps) for s in (pipeline._first, pipeline._second)])  # the state
+    state = pipeline._state
+    assert secret not in repr([state.values, state.lists, state.maps])  # the state
 
 
 def test_closes_without_request_versions_make_no_usage_record() -> None:

@@ -125,25 +125,27 @@ def _decode(values: pa.Array, exact_only: bool) -> tuple[pa.Table, DecodeStats]:
     n = len(values)
     stats = DecodeStats(records=n)
     if exact_only:
-        fast_table, fast_pos, rest = EVENT_SCHEMA.empty_table(), np.empty(0, np.int64), np.arange(n)
+        fast_table, fast_rows, fast_pos, rest = (EVENT_SCHEMA.empty_table(), np.empty(0, np.int64),
+                                                 np.empty(0, np.int64), np.arange(n))
     else:
         fast = fast_parse(values)
-        fast_table, fast_pos, rest = _null_configs_unless_push(fast.table), fast.positions, fast.rest
+        fast_table, fast_rows, fast_pos, rest = (_null_configs_unless_push(fast.table), fast.rows, fast.positions,
+                                                 fast.rest)
     stats.fast_rows = len(fast_pos)
     slow, slow_pos, errors = _slow_rows(values, rest)
-    valid = pa.concat_tables([fast_table, pa.Table.from_pylist(slow, schema=EVENT_SCHEMA)]).combine_chunks()
-    valid_pos = np.concatenate([fast_pos, np.asarray(slow_pos, dtype=np.int64)])
+    valid = pa.concat_tables([fast_table, pa.Table.from_pylist(slow, schema=EVENT_SCHEMA)])
     reasons: list[str | None] = [None] * n
     details: list[str | None] = [None] * n
     for pos, err in errors.items():
         reasons[pos], details[pos] = err.reason, err.detail
-    gather = np.full(n, -1, dtype=np.int64)
-    gather[valid_pos] = np.arange(len(valid_pos))
+    gather = np.full(n, -1, dtype=np.int64)  # the input's rows from ``valid``, in one copy
+    gather[fast_pos] = fast_rows
+    gather[np.asarray(slow_pos, dtype=np.int64)] = fast_table.num_rows + np.arange(len(slow_pos))
     decoded = valid.take(pa.array(gather, mask=gather < 0))
     decoded = decoded.append_column(DECODED_FIELDS[-3], pa.array(reasons, pa.string()))
     decoded = decoded.append_column(DECODED_FIELDS[-2], pa.array(details, pa.string()))
     decoded = decoded.append_column(DECODED_FIELDS[-1], pc.binary_length(values).cast(pa.int64()).fill_null(0))
-    stats.valid = len(valid_pos)
+    stats.valid = len(fast_pos) + len(slow_pos)
     stats.invalid = n - stats.valid
     stats.decode_seconds = time.perf_counter() - started
     return decoded, stats

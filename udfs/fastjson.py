@@ -56,9 +56,11 @@ _REQUIRED_ITEMS = {spec.name: [item.name for item in spec.items if item.required
 
 @dataclass(frozen=True)
 class FastResult:
-    """Rows the fast path accepted (``table``, at ``positions`` of the input) and the rest."""
+    """Rows the fast path accepted and the rest: ``table`` holds every row the reader read (chunked, in
+    input order), of which ``rows`` were accepted, at ``positions`` of the input; ``rest`` goes per-row."""
 
     table: pa.Table
+    rows: np.ndarray
     positions: np.ndarray
     rest: np.ndarray
 
@@ -217,26 +219,23 @@ def _contract_ok(table: pa.Table) -> np.ndarray:
 
 
 def fast_parse(values: pa.Array) -> FastResult:
-    """Split ``values`` (binary, one raw record each) into fast-accepted rows and rows for the exact path."""
+    """Split ``values`` (binary, one raw record each) into fast-accepted rows and rows for the exact path.
+
+    The reads stay as the reader gave them (no copy): the caller gathers what it keeps in one ``take``.
+    """
     n = len(values)
     segments = _segments(_candidates(values))
-    tables: list[pa.Table] = []
-    positions: list[np.ndarray] = []
+    reads: list[tuple[pa.Table, int, int]] = []
     if segments:
-        reads: list[tuple[pa.Table, int, int]] = []
         _read_cutting(_Lines(values), segments, reads)
-        for table, lo, hi in reads:
-            tables.append(table)
-            positions.append(np.arange(lo, hi, dtype=np.int64))
-    if tables:
-        table = pa.concat_tables(tables).combine_chunks()
-        pos = np.concatenate(positions)
-        ok = _contract_ok(table)
-        table = table.filter(pa.array(ok))
-        pos = pos[ok]
+    if reads:
+        table = pa.concat_tables([t for t, _, _ in reads])
+        read_pos = np.concatenate([np.arange(lo, hi, dtype=np.int64) for _, lo, hi in reads])
+        rows = np.flatnonzero(_contract_ok(table))
+        pos = read_pos[rows]
     else:
         table = EVENT_SCHEMA.empty_table()
-        pos = np.empty(0, dtype=np.int64)
+        rows = pos = np.empty(0, dtype=np.int64)
     accepted = np.zeros(n, dtype=bool)
     accepted[pos] = True
-    return FastResult(table=table, positions=pos.astype(np.int64), rest=np.flatnonzero(~accepted))
+    return FastResult(table=table, rows=rows, positions=pos, rest=np.flatnonzero(~accepted))

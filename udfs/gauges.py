@@ -2,20 +2,18 @@
 
 The state is split so that a batch's work is in proportion to what it touches:
 
-- **connections**, partitioned into ``buckets`` by a stable hash of
-  ``connection_id`` (:func:`bucket_of`): per connection its counted identity and
-  times, per closed connection a close marker, per bucket an event-time clock.
-  :func:`step_bucket` applies one bucket's events to the entries of the
-  connections they name (fetched one by one) and returns what changed plus
-  *deltas*: ``(name, version, instance, +1/-1)`` for every connection that
-  started or stopped counting;
+- **connections**: per connection its counted identity and times, per closed
+  connection a close marker, and one event-time clock. :func:`step_connections`
+  applies a batch's events to the stored entries of the connections they name
+  (``udfs.gauge_store`` reads only those) and returns what changed plus *deltas*: ``(name, version, instance,
+  +1/-1)`` for every connection that started or stopped counting;
 - **totals**, keyed by the gauge key ``<name>/<version>``: the connection count and
   a reference count per client instance. :func:`apply_deltas` folds one key's
   deltas in and returns its gauge row when a value changed.
 
-``streaming.gauges`` runs the two as two keyed stateful steps in Spark (state in
-RocksDB, one entry per connection); :func:`advance` runs both in memory over a
-:class:`GaugeState` (tests, the bench peers). Semantics (contract section 2,
+``udfs.gauge_state`` runs both in the job's keyed step (state in RocksDB, one entry
+per connection); :func:`advance` runs them in memory over a :class:`GaugeState`
+(tests: the reference the keyed step is held to). Semantics (contract section 2,
 "Gauges"; docs/gauges.md):
 
 - a connection counts from its first ``connection_opened`` until its
@@ -25,8 +23,8 @@ RocksDB, one entry per connection); :func:`advance` runs both in memory over a
 - events apply in event order: ``timestamp_ms``, then source partition, offset;
 - a close leaves a marker, so a redelivered (older or equal timestamp) open of a
   closed connection stays ignored; a marker counts while it is no older than
-  ``closed_retention_ms`` behind its bucket's clock (the largest event time the
-  bucket has seen); an event older than a connection's open never touches it;
+  ``closed_retention_ms`` behind the clock (the largest event time seen); an event
+  older than a connection's open never touches it;
 - ``connections`` = open connections of a name/version; ``client_instances`` =
   distinct non-null ``client_instance_id`` among them;
 - software names and versions arrive already masked (:func:`masked_texts`): a
@@ -39,7 +37,6 @@ RocksDB, one entry per connection); :func:`advance` runs both in memory over a
 from __future__ import annotations
 
 import logging
-import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
@@ -55,15 +52,13 @@ from udfs.schema import record_fields
 from udfs.sensitivity import masked_identities
 
 __all__ = [
-    "DEFAULT_BUCKETS",
     "DEFAULT_CLOSED_RETENTION_MS",
     "INPUT_COLUMNS",
     "MASK_PREFIX",
     "OUTPUT_SCHEMA",
     "SWEEP_MIN_MARKERS",
-    "USAGE_PAIR_SEP",
-    "BucketStep",
     "Conn",
+    "ConnectionsStep",
     "Delta",
     "GaugeConfig",
     "GaugeState",
@@ -71,24 +66,20 @@ __all__ = [
     "Transition",
     "advance",
     "apply_deltas",
-    "bucket_of",
-    "expire_bucket",
+    "expire_connections",
     "log_lease",
     "masked_texts",
-    "prune_due",
     "sorted_events",
     "stale_markers",
-    "step_bucket",
-    "usage_pair",
+    "step_connections",
+    "sweep_due",
 ]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CLOSED_RETENTION_MS: Final = 10 * 60 * 1000
-DEFAULT_BUCKETS: Final = 8  # per key and batch one Python call: 8 cost 0.3x of 64 (docs/benchmarks.md)
 MASK_PREFIX: Final = "redacted-"  # a software name or version holding a secret counts as this + its fingerprint
-SWEEP_MIN_MARKERS: Final = 1_000  # a bucket sweeps no sooner than this many close markers written (prune_due)
-USAGE_PAIR_SEP: Final = ":"  # between API key and version in a usage state key (usage_pair)
+SWEEP_MIN_MARKERS: Final = 1_000  # a sweep runs no sooner than this many close markers written (sweep_due)
 
 # What the transition reads from the decoded stream (partition/offset may be null; ``usage``: a close's
 # request versions as ``udfs.upgrade.usage.encode_usage`` wrote them, else null).
@@ -103,11 +94,6 @@ OUTPUT_SCHEMA: Final = pa.schema([pa.field("key", pa.string()), *record_fields(G
                                   pa.field("expired", pa.int64())])
 
 
-def bucket_of(connection_id: str, buckets: int) -> int:
-    """The connection-state bucket of ``connection_id`` (CRC-32: the same in every process)."""
-    return zlib.crc32(connection_id.encode("utf-8", "surrogatepass")) % buckets
-
-
 @dataclass(frozen=True, slots=True)
 class GaugeConfig:
     """Knobs of the transition. ``ttl_ms`` None disables the lease; ``fingerprint_key`` keys the redaction."""
@@ -115,14 +101,10 @@ class GaugeConfig:
     ttl_ms: int | None = None
     closed_retention_ms: int = DEFAULT_CLOSED_RETENTION_MS
     fingerprint_key: SecretStr | None = None
-    buckets: int = DEFAULT_BUCKETS
-    markers_apart: bool = False  # Spark state: close markers in a map of their own (``udfs.steps``)
 
     def __post_init__(self) -> None:
         if self.ttl_ms is not None and self.ttl_ms <= 0:
             raise ValueError("ttl_ms must be positive")
-        if self.buckets <= 0:
-            raise ValueError("buckets must be positive")
 
 
 class Conn(NamedTuple):
@@ -148,8 +130,8 @@ class Delta(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
-class BucketStep:
-    """What one bucket's batch changed: stored connections (None = remove), markers, the clock, the deltas."""
+class ConnectionsStep:
+    """What a batch changed: stored connections (None = remove), markers, the clock, the deltas."""
 
     conns: dict[str, Conn | None]
     markers: dict[str, int]
@@ -178,9 +160,9 @@ def sorted_events(events: pd.DataFrame | Iterable[pd.DataFrame]) -> pd.DataFrame
     return df.sort_values(_ORDER, kind="stable", na_position="last")
 
 
-def step_bucket(events: pd.DataFrame, conns: Mapping[str, Conn], markers: Mapping[str, int], clock_ms: int,
-                now_ms: int, config: GaugeConfig) -> BucketStep:
-    """Apply one bucket's events (``sorted_events`` order, names masked) to the entries they name.
+def step_connections(events: pd.DataFrame, conns: Mapping[str, Conn], markers: Mapping[str, int], clock_ms: int,
+                     now_ms: int, config: GaugeConfig) -> ConnectionsStep:
+    """Apply a batch's events (``sorted_events`` order, names masked) to the entries they name.
 
     ``conns``/``markers`` hold the stored entries of the connections in ``events``
     (absent: none stored); only those are read or changed. A connection opened and
@@ -235,37 +217,27 @@ def step_bucket(events: pd.DataFrame, conns: Mapping[str, Conn], markers: Mappin
             deltas.append(Delta(str(name), str(version), inst, +1))
     # A connection opened and closed within the batch was never stored: nothing to remove.
     changed = {cid: conn for cid, conn in live.items() if conn is not None or cid in conns}
-    return BucketStep(changed, marks, clock_ms, [d for d in deltas if d is not None])
+    return ConnectionsStep(changed, marks, clock_ms, [d for d in deltas if d is not None])
 
 
-def stale_markers(markers: Mapping[str, int], clocks: Mapping[int, int], config: GaugeConfig
-                  ) -> dict[int, list[str]]:
-    """Per bucket, the close markers that fell behind its clock's retention horizon (no longer counted)."""
-    out: dict[int, list[str]] = {}
-    for cid, ms in markers.items():
-        b = bucket_of(cid, config.buckets)
-        if ms < clocks.get(b, 0) - config.closed_retention_ms:
-            out.setdefault(b, []).append(cid)
-    return out
+def stale_markers(markers: Mapping[str, int], clock_ms: int, config: GaugeConfig) -> list[str]:
+    """The close markers that fell behind the clock's retention horizon (no longer counted)."""
+    horizon = clock_ms - config.closed_retention_ms
+    return [cid for cid, ms in markers.items() if ms < horizon]
 
 
-def prune_due(written_since: int, live_after_last: int) -> bool:
-    """Whether a bucket should sweep its stale markers: when as many were written as lived (amortised O(1))."""
+def sweep_due(written_since: int, live_after_last: int) -> bool:
+    """Whether to sweep stale markers: once as many were written as the last sweep left (amortised O(1))."""
     return written_since > max(SWEEP_MIN_MARKERS, live_after_last)
 
 
-def usage_pair(api_key: int, version: int) -> str:
-    """A request version's key in a usage state map: ``<api_key>:<version>``."""
-    return f"{api_key}{USAGE_PAIR_SEP}{version}"
-
-
 def log_lease(dropped: int, config: GaugeConfig, total: int) -> None:
-    """The warning a lease drop gives (``total``: dropped so far in this state, for Spark one bucket)."""
+    """The warning a lease drop gives (``total``: dropped since the state began)."""
     log.warning("connection lease: dropped %d connection(s) with no event for %d ms or more "
                 "(%d dropped since the checkpoint began)", dropped, config.ttl_ms, total)
 
 
-def expire_bucket(conns: Mapping[str, Conn], now_ms: int, ttl_ms: int) -> tuple[list[str], list[Delta]]:
+def expire_connections(conns: Mapping[str, Conn], now_ms: int, ttl_ms: int) -> tuple[list[str], list[Delta]]:
     """The connections whose lease ran out at ``now_ms`` and their (-1, expired) deltas."""
     gone = [cid for cid, c in conns.items() if c.seen_ms + ttl_ms <= now_ms]
     return gone, [Delta(conns[c].name, conns[c].version, conns[c].instance, -1, True) for c in gone]
@@ -313,7 +285,7 @@ class GaugeState:
 
     conns: Mapping[str, Conn] = field(default_factory=dict)
     markers: Mapping[str, int] = field(default_factory=dict)
-    clocks: Mapping[int, int] = field(default_factory=dict)  # bucket -> event-time clock
+    clock_ms: int = 0  # the event-time clock
     totals: Mapping[str, Totals] = field(default_factory=dict)
     refs: Mapping[tuple[str, str], int] = field(default_factory=dict)  # (gauge key, instance) -> connections
     expired_total: int = 0
@@ -348,43 +320,39 @@ def advance(state: GaugeState, events: pd.DataFrame | Iterable[pd.DataFrame], no
             config: GaugeConfig | None = None) -> Transition:
     """Apply one micro-batch of valid events (``INPUT_COLUMNS``) at processing time ``now_ms``, in memory.
 
-    The same two steps Spark runs (per bucket, then per gauge key). Returns the new
+    The same transitions the job's keyed step runs (connections, then per gauge key). Returns the new
     state and one gauge row per key whose values changed or that lost connections
     to the lease; a key reaching zero gets ``removed=True`` with zero counts.
     """
     config = config or GaugeConfig()
     df = sorted_events(events)
-    conns, markers, clocks = dict(state.conns), dict(state.markers), dict(state.clocks)
+    conns, markers, clock_ms = dict(state.conns), dict(state.markers), state.clock_ms
     deltas: list[Delta] = []
     if len(df):
         df = df.assign(client_software_name=masked_texts(df["client_software_name"], config.fingerprint_key),
                        client_software_version=masked_texts(df["client_software_version"], config.fingerprint_key),
                        client_instance_id=masked_identities(df["client_instance_id"].tolist(), config.fingerprint_key))
-        buckets = [bucket_of(c, config.buckets) for c in df["connection_id"].tolist()]
-        for bucket, part in df.groupby(pd.Series(buckets, index=df.index), sort=True):
-            b = int(bucket)
-            touched = set(part["connection_id"].tolist())
-            step = step_bucket(part, {c: conns[c] for c in touched if c in conns},
-                               {c: markers[c] for c in touched if c in markers}, clocks.get(b, 0), now_ms, config)
-            for cid, conn in step.conns.items():
-                if conn is None:
-                    conns.pop(cid, None)
-                else:
-                    conns[cid] = conn
-            markers.update(step.markers)
-            clocks[b] = step.clock_ms
-            deltas += step.deltas
+        touched = set(df["connection_id"].tolist())
+        step = step_connections(df, {c: conns[c] for c in touched if c in conns},
+                                {c: markers[c] for c in touched if c in markers}, clock_ms, now_ms, config)
+        for cid, conn in step.conns.items():
+            if conn is None:
+                conns.pop(cid, None)
+            else:
+                conns[cid] = conn
+        markers.update(step.markers)
+        clock_ms = step.clock_ms
+        deltas += step.deltas
     dropped: list[str] = []
     if config.ttl_ms is not None:
-        dropped, lease = expire_bucket(conns, now_ms, config.ttl_ms)
+        dropped, lease = expire_connections(conns, now_ms, config.ttl_ms)
         for cid in dropped:
             markers[cid] = max(markers.get(cid, conns[cid].last_event_ms), conns[cid].last_event_ms)
             del conns[cid]
         deltas += lease
-    # Markers older than their bucket's retention horizon no longer count: forget them.
-    for stale in stale_markers(markers, clocks, config).values():
-        for cid in stale:
-            del markers[cid]
+    # Markers older than the retention horizon no longer count: forget them.
+    for cid in stale_markers(markers, clock_ms, config):
+        del markers[cid]
     totals, refs = dict(state.totals), dict(state.refs)
     by_key: dict[tuple[str, str], list[Delta]] = {}
     for d in deltas:
@@ -409,4 +377,4 @@ def advance(state: GaugeState, events: pd.DataFrame | Iterable[pd.DataFrame], no
     expired_total = state.expired_total + len(dropped)
     if dropped:
         log_lease(len(dropped), config, expired_total)
-    return Transition(GaugeState(conns, markers, clocks, totals, refs, expired_total), _frame(rows), len(dropped))
+    return Transition(GaugeState(conns, markers, clock_ms, totals, refs, expired_total), _frame(rows), len(dropped))

@@ -1,4 +1,4 @@
-"""The job's one pass per record, as plain functions over Arrow data: route, then two keyed steps.
+"""The job's one pass per record, as plain functions over Arrow data: route, then one keyed step.
 
 Spark runs these in one streaming query (``streaming.pipeline``); tests and the
 bench peers call them directly.
@@ -9,19 +9,15 @@ bench peers call them directly.
    - ``pass|<n>``: a finished output record (quarantine, stateless finding):
      ``kind``, ``out_key`` and its contract JSON in ``finding``;
    - ``fleet|...``/``group|...``: the stateful rules' observations (``udfs.rules.stateful``);
-   - ``conn|<bucket>``: a connection event for the gauges (``udfs.gauges``), its
-     software name and version already masked.
+   - ``conn``: a connection event for the gauges (``udfs.gauges``), its software name
+     and version already masked.
 
-2. Per ``state_key`` (first keyed step): pass rows go on; fleet and group keys
-   run ``udfs.rules.stateful.step``; connection buckets run
-   ``udfs.gauges.step_bucket`` and emit gauge deltas keyed ``gauge|<name>/<version>``
-   (``MID_SCHEMA`` rows).
-3. Per ``route`` (second keyed step): pass rows go on; gauge keys fold their
-   deltas with ``udfs.gauges.apply_deltas`` (``FINAL_SCHEMA`` rows).
+2. Per ``state_key`` (``udfs.steps.keyed_step``, one ``transformWithStateInPandas``
+   operator in Spark): pass rows go on; fleet and group keys run
+   ``udfs.rules.stateful.step``; the ``conn`` key runs the connection gauges
+   (``udfs.gauge_state``) and writes the gauge and usage records.
 
-In Spark, a new checkpoint runs the gauge half of steps 2 and 3 in the JVM and the rest
-in ``udfs.steps.final_step`` (``udfs.flow``, :class:`StateLayout`).
-Every output row is ``kind, key, value`` (contract JSON) and ``tombstone``.
+Every output row (``FINAL_SCHEMA``) is ``kind, key, value`` (contract JSON) and ``tombstone``.
 """
 
 from __future__ import annotations
@@ -29,7 +25,6 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Collection
-from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import pandas as pd
@@ -46,30 +41,20 @@ from configwatch.contract import (
     QUARANTINE,
     SCHEMA_VERSION,
     USAGE,
-    software_key,
 )
 from configwatch.records import Gauge
 from configwatch.secrets import SecretStr
-from udfs.gauges import DEFAULT_BUCKETS, GaugeConfig, bucket_of, masked_texts
-from udfs.rules.findings import contract_json
-from udfs.rules.stateful import KEY_SEP, OBSERVATION_SCHEMA, PASS, pass_key, prepare
+from udfs.gauges import GaugeConfig, masked_texts
+from udfs.rules.stateful import KEY_SEP, OBSERVATION_SCHEMA, pass_key, prepare
 from udfs.schema import EVENT_SCHEMA
 from udfs.sensitivity import masked_identities
 
 __all__ = [
     "CONN",
-    "CONN_PREFIX",
-    "DEFAULT_LAYOUT",
     "FINAL_SCHEMA",
-    "GAUGE",
-    "LEGACY_LAYOUT",
-    "MID_SCHEMA",
     "ROUTED_SCHEMA",
-    "StateLayout",
-    "finding_rows",
-    "gauge_route",
+    "final_rows",
     "gauge_value",
-    "is_pass",
     "key_kind",
     "pass_rows",
     "quarantine_values",
@@ -77,11 +62,10 @@ __all__ = [
     "source_key",
 ]
 
-CONN: Final = "conn"
-GAUGE: Final = "gauge"
-CONN_PREFIX: Final = CONN + KEY_SEP  # a connection bucket's state key: ``conn|<bucket>``
+CONN: Final = "conn"  # the state key of every connection event
 
-# Stage 1 input: the observation columns plus the output kind and the gauges' event columns.
+# The route stage's output, the keyed step's input: the observation columns, the output kind, the gauges' event
+# columns.
 ROUTED_SCHEMA: Final = pa.schema([
     *OBSERVATION_SCHEMA,
     pa.field("kind", pa.string()),
@@ -91,19 +75,6 @@ ROUTED_SCHEMA: Final = pa.schema([
     # A close's request versions as decoded (gateway proxy mode; null on other events), and its overflow.
     pa.field("request_pairs", EVENT_SCHEMA.field("request_versions").type),
     pa.field("request_overflow", pa.int64()),
-])
-# Stage 1 output / stage 2 input: pass rows (kind, out_key, value) or gauge deltas.
-MID_SCHEMA: Final = pa.schema([
-    ("route", pa.string()),
-    ("kind", pa.string()),
-    ("out_key", pa.string()),
-    ("value", pa.string()),
-    ("name", pa.string()),
-    ("version", pa.string()),
-    ("instance", pa.string()),
-    ("change", pa.int64()),
-    ("expired", pa.bool_()),
-    ("usage", pa.string()),  # a closing connection's usage, on its -1 delta
 ])
 # What the job writes: one record of one output kind. ``tombstone``: a null value on Kafka.
 FINAL_SCHEMA: Final = pa.schema([
@@ -152,10 +123,6 @@ def pass_rows(kind: str, keys: list[str], values: list[str]) -> pa.Table:
                    "finding": values}, len(keys), ROUTED_SCHEMA)
 
 
-def gauge_route(name: str, version: str) -> str:
-    return f"{GAUGE}{KEY_SEP}{software_key(name, version)}"
-
-
 def _gauge_rows(valid: pa.Table, config: GaugeConfig, key: SecretStr) -> pa.Table:
     """Connection events as gauge rows: names and versions as counted, instance ids as findings show them."""
     wanted = [CONNECTION_OPENED, CONNECTION_CLOSED] + ([CONFIG_PUSH] if config.ttl_ms is not None else [])
@@ -165,7 +132,6 @@ def _gauge_rows(valid: pa.Table, config: GaugeConfig, key: SecretStr) -> pa.Tabl
     n = events.num_rows
     if n == 0:
         return ROUTED_SCHEMA.empty_table()
-    cids = events.column("connection_id").to_pylist()
     if "partition" in events.column_names:
         partition, offset = events.column("partition").cast(pa.int64()), events.column("offset").cast(pa.int64())
     elif "line" in events.column_names:
@@ -175,10 +141,10 @@ def _gauge_rows(valid: pa.Table, config: GaugeConfig, key: SecretStr) -> pa.Tabl
     else:
         partition = offset = pa.nulls(n, pa.int64())
     return _table({
-        "state_key": [f"{CONN_PREFIX}{bucket_of(c, config.buckets)}" for c in cids],
+        "state_key": pa.array([CONN] * n, pa.string()),
         "kind": [GAUGES] * n,
         "event": events.column("event"),
-        "connection_id": cids,
+        "connection_id": events.column("connection_id"),
         "timestamp_ms": events.column("timestamp_ms"),
         "client_instance_id": masked_identities(events.column("client_instance_id").to_pylist(), key),
         "client_software_name": masked_texts(events.column("client_software_name").to_pylist(),
@@ -208,45 +174,9 @@ def _usage_columns(events: pa.Table) -> dict[str, Any]:
             "request_overflow": pc.if_else(carrying, over, pa.scalar(None, pa.int64()))}
 
 
-@dataclass(frozen=True)
-class StateLayout:
-    """How the keyed steps' state keys are formed; a checkpoint keeps the layout it began with.
-
-    A restart that formed its keys differently would not find its state (closes would miss
-    their connections), so ``streaming.job.layout`` pins the layout beside the checkpoint.
-    """
-
-    connection_buckets: int = DEFAULT_BUCKETS  # ``conn|<n>`` keys: few, so a batch makes few Python calls
-    fleet_per_key: bool = False  # ``fleet|<peer group>|<config key>`` instead of ``fleet|<peer group>``
-    markers_apart: bool = False  # close markers in their own map, not in the connection's entry
-    gauges_on_jvm: bool = True  # the gauge steps in the JVM (``udfs.flow``), not as Python keyed steps
-    detection_on_jvm: bool = True  # route and detection in the JVM (``streaming.jvm_pipeline``): no Python stage
-    # The JVM route's ``conn|``/``pass|`` bucket keys named so that Spark spreads them evenly over this many
-    # shuffle partitions (the checkpoint's, which Spark pins too); 0: plain labels, as before the field.
-    key_partitions: int = 0
-    # The JVM detection and connection steps as one keyed step over the route's shuffle, the detection step's
-    # records passed on through the totals step (``streaming.jvm_pipeline.plan``): one sort of that shuffle, not two.
-    one_keyed_step: bool = True
-
-    def gauges(self, config: GaugeConfig) -> GaugeConfig:
-        """``config`` with this layout's connection buckets and marker placement."""
-        return replace(config, buckets=self.connection_buckets, markers_apart=self.markers_apart)
-
-
-# What a new checkpoint begins with, once ``streaming.job.layout.pinned_layout`` has set ``key_partitions``
-# to the session's shuffle partitions.
-DEFAULT_LAYOUT: Final = StateLayout()
-# What checkpoints begun before the layout was pinned used: 64 buckets, a fleet key per peer group and config key.
-LEGACY_LAYOUT: Final = StateLayout(connection_buckets=64, fleet_per_key=True, markers_apart=True,
-                                   gauges_on_jvm=False, detection_on_jvm=False, one_keyed_step=False)
-
-
 def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,
-          kinds: Collection[str] = OUTPUT_KINDS, *, fleet_per_key: bool = False) -> pa.Table:
-    """One decoded batch (``udfs.decode`` rows with their coordinates) as ``ROUTED_SCHEMA`` rows.
-
-    ``gauges.buckets`` and ``fleet_per_key`` come from the checkpoint's :class:`StateLayout`.
-    """
+          kinds: Collection[str] = OUTPUT_KINDS) -> pa.Table:
+    """One decoded batch (``udfs.decode`` rows with their coordinates) as ``ROUTED_SCHEMA`` rows."""
     parts = []
     invalid_mask = pc.is_valid(decoded.column("reason"))
     if QUARANTINE in kinds:
@@ -256,20 +186,13 @@ def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,
     if ALERTS in kinds:
         pushes = valid.filter(pc.equal(valid.column("event"), CONFIG_PUSH))
         if pushes.num_rows:
-            observed = prepare(pushes, key, now_ms, fleet_per_key=fleet_per_key)
+            observed = prepare(pushes, key, now_ms)
             kind = pa.array([ALERTS] * observed.num_rows, pa.string())
             parts.append(_table({**{n: observed.column(n) for n in observed.column_names}, "kind": kind},
                                 observed.num_rows, ROUTED_SCHEMA))
     if GAUGES in kinds or USAGE in kinds:  # one pass over the connection events gives both
         parts.append(_gauge_rows(valid, gauges, key))
     return pa.concat_tables(parts) if parts else ROUTED_SCHEMA.empty_table()
-
-
-def finding_rows(route_key: str, findings: pa.Table) -> pd.DataFrame:
-    """Finding rows (``FINDING_SCHEMA``) as ``MID_SCHEMA`` pass rows."""
-    ids = findings.column("alert_id").to_pylist()
-    return pd.DataFrame({"route": [pass_key(i) for i in ids], "kind": ALERTS, "out_key": ids,
-                         "value": contract_json(findings)}, columns=MID_SCHEMA.names)
 
 
 def gauge_value(row: dict[str, Any]) -> str:
@@ -284,5 +207,7 @@ def key_kind(state_key: str) -> str:
     return state_key.partition(KEY_SEP)[0]
 
 
-def is_pass(route_key: str) -> bool:
-    return route_key.startswith(PASS + KEY_SEP)
+def final_rows(kind: Any, keys: Any, values: Any, tombstones: Any = False) -> pd.DataFrame:
+    """Output records as ``FINAL_SCHEMA`` rows."""
+    return pd.DataFrame({"kind": kind, "key": keys, "value": values, "tombstone": tombstones},
+                        columns=FINAL_SCHEMA.names)

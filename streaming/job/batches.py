@@ -9,9 +9,6 @@ Kafka sink) writes it in one Spark job that also counts the records per kind
 (``observe``); otherwise (the files sink writes per kind, the notifier reads the
 findings back) the frame is cached first. Spark commits the batch to the
 checkpoint only after this returns, which is what the delivery guarantees rest on.
-
-For Kafka outputs with no notifier the job uses the JVM twin instead
-(``streaming.job.jvm_batches``); :class:`Batches` is what the runner needs of either.
 """
 
 from __future__ import annotations
@@ -20,7 +17,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from configwatch.contract import ALERTS
 from sinks.base import Notifier, Output
@@ -31,23 +28,11 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
-__all__ = ["BatchFunction", "Batches"]
+__all__ = ["BatchFunction"]
 
 log = logging.getLogger(__name__)
 
 PARK_TIMEOUT_S = 300.0
-
-
-class Batches(Protocol):
-    """The job's ``foreachBatch`` function as the runner drives it (this module's, or its JVM twin)."""
-
-    def attach(self, stream: DataStreamWriter) -> DataStreamWriter: ...
-
-    def started(self, query: StreamingQuery) -> None: ...
-
-    def begin_stop(self) -> int | None: ...
-
-    def drain(self, timeout_s: float = 0.0) -> None: ...
 
 
 class BatchFunction:
@@ -78,9 +63,6 @@ class BatchFunction:
         self.stop.set()
         with self.lock:
             return self.last_written
-
-    def drain(self, timeout_s: float = 0.0) -> None:
-        """Reports are made as batches end; nothing waits here (the JVM twin's reports do)."""
 
     def __call__(self, df: DataFrame, epoch_id: int) -> None:
         with self.lock:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from configwatch.errors import BrokerUnreachableError, ConfigwatchError, SetupError, UsageError
 
-__all__ = ["BrokerUnreachableError", "CheckpointLayoutError", "JobError", "JobUsageError", "StopRequestedError"]
+__all__ = ["BrokerUnreachableError", "CheckpointFormatError", "JobError", "JobUsageError", "StopRequestedError"]
 
 
 class JobError(ConfigwatchError):
@@ -15,8 +15,8 @@ class JobUsageError(UsageError):
     """A job flag that cannot work (bad ``--source``/``--sink``, a missing directory)."""
 
 
-class CheckpointLayoutError(SetupError):
-    """The checkpoint's layout file (``streaming.job.layout``) cannot be read."""
+class CheckpointFormatError(SetupError):
+    """The checkpoint holds state this release cannot run (``streaming.job.checkpoint``)."""
 
 
 class StopRequestedError(JobError):

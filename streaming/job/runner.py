@@ -31,16 +31,13 @@ from configwatch.contract import OUTPUT_KINDS
 from configwatch.reachability import check_broker
 from configwatch.settings import Settings
 from sinks.base import Output
-from sinks.kafka import KafkaOutput
 from sinks.registry import build_notifier, build_output
 from streaming.job.accounting import BatchReport, new_stats_accumulator
-from streaming.job.batches import Batches, BatchFunction
+from streaming.job.batches import BatchFunction
+from streaming.job.checkpoint import check_checkpoint
 from streaming.job.exceptions import JobError, StopRequestedError
-from streaming.job.jvm_batches import JvmBatchFunction
-from streaming.job.layout import pinned_layout
 from streaming.job.options import FILES, JobOptions
 from streaming.job.preflight import topic_exists
-from streaming.jvm_pipeline import RouteStats
 from streaming.pipeline import pipeline
 from streaming.session import SparkSettings, build_spark_session
 from streaming.sources import files_source, kafka_source
@@ -140,7 +137,7 @@ class StreamingJob:
         self.result = JobResult()
         self._stop = threading.Event()
         self._query: Any | None = None
-        self._batches: Batches | None = None
+        self._batches: BatchFunction | None = None
         self._report_lock = threading.Lock()
 
     # -- setup ---------------------------------------------------------------------------------
@@ -179,16 +176,12 @@ class StreamingJob:
                                                       log_file=self.options.spark_log))
         kinds = self.options.kinds
         checkpoint = self.options.checkpoint_for(QUERY_NAME)
-        layout = pinned_layout(spark, checkpoint)
-        stats = RouteStats(spark) if layout.detection_on_jvm else new_stats_accumulator(spark.sparkContext)
+        check_checkpoint(spark, checkpoint)
+        stats = new_stats_accumulator(spark.sparkContext)
         frame = pipeline(self._raw(spark), self.settings, validate=self.options.expectations, kinds=kinds,
-                         stats=stats, layout=layout)
+                         stats=stats)
         notifier = build_notifier(self.settings.webhook_url)
-        batches: Batches
-        if isinstance(output, KafkaOutput) and notifier is None and isinstance(stats, RouteStats):
-            batches = JvmBatchFunction(spark, output, kinds, stats, self._on_report)
-        else:
-            batches = BatchFunction(output, kinds, notifier, stats, self._stop, self._on_report)
+        batches = BatchFunction(output, kinds, notifier, stats, self._stop, self._on_report)
         stream = (batches.attach(frame.writeStream).queryName(QUERY_NAME).outputMode("append")
                   .option("checkpointLocation", checkpoint))
         if self.options.available_now:
@@ -198,9 +191,9 @@ class StreamingJob:
         self._query = stream.start()
         batches.started(self._query)
         self._batches = batches
-        log.info("job started: %s -> %s, %s (%s; checkpoint %s; batches written %s; Spark's own log %s)",
+        log.info("job started: %s -> %s, %s (%s; checkpoint %s; Spark's own log %s)",
                  self.options.source, output.description, output.guarantee, ", ".join(kinds), checkpoint,
-                 "on the JVM" if isinstance(batches, JvmBatchFunction) else "from Python", self.options.spark_log)
+                 self.options.spark_log)
         if notifier is not None:
             log.info("notifying %s after each batch's durable write", notifier.description)
 
@@ -238,7 +231,6 @@ class StreamingJob:
         assert query is not None, "start() first"
         while True:
             ended = self._ended(query, poll_s)
-            self._drain()
             if ended:
                 failure = self._failure(query)
                 if failure:
@@ -269,12 +261,7 @@ class StreamingJob:
                     break  # progress is reported after the commit log entry is written
                 time.sleep(0.1)
         query.stop()
-        self._drain()
         log.info("job stopped")
-
-    def _drain(self) -> None:
-        if self._batches is not None:
-            self._batches.drain()
 
 
 class JobWaiter:

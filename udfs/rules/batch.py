@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -124,6 +125,15 @@ class PushBatch:
 
     def entry_profile_ids(self) -> np.ndarray:
         return self.profile_ids[self.entry_row] if len(self.entry_row) else np.zeros(0, dtype=object)
+
+    @cached_property
+    def profile_codes(self) -> dict[str, np.ndarray]:
+        """Per profile id, the indices of its entries (entry order): to select a profile's entries in one step."""
+        codes, ids = pd.factorize(pd.Series(self.profile_ids, dtype=object), use_na_sentinel=True)
+        entry_codes = codes[self.entry_row] if len(self.entry_row) else np.zeros(0, dtype=np.int64)
+        order = np.argsort(entry_codes, kind="stable")
+        starts = np.searchsorted(entry_codes[order], np.arange(len(ids) + 1))
+        return {str(pid): order[starts[c]:starts[c + 1]] for c, pid in enumerate(ids)}
 
 
 def safe_key_names(keys: pa.Array, key: SecretStr) -> tuple[np.ndarray, pa.Array]:

@@ -58,15 +58,25 @@ _COLUMN: Final = {k: i for i, k in enumerate(RULE_KEYS)}
 
 
 def _rule_key_columns(batch: PushBatch) -> np.ndarray:
-    """Per entry: the column of the rule key it carries under its push's profile, or -1."""
-    keys = pd.Series(batch.keys.to_numpy(zero_copy_only=False), dtype=object)
-    entry_profiles = pd.Series(batch.entry_profile_ids(), dtype=object)
-    column = keys.map(_COLUMN).where(entry_profiles.isna())  # no profile: key names as they are
+    """Per entry: the column of the rule key it carries under its push's profile, or -1 (Arrow lookups)."""
+    column = np.full(len(batch.entry_row), -1, dtype=np.int64)
+
+    def assign(idx: np.ndarray, mapping: dict[str, int]) -> None:
+        if not len(idx) or not mapping:
+            return
+        found = pc.index_in(batch.keys.take(pa.array(idx)), value_set=pa.array(list(mapping), pa.string()))
+        hit = pc.is_valid(found).to_numpy(zero_copy_only=False)
+        column[idx[hit]] = np.array(list(mapping.values()), dtype=np.int64)[
+            found.filter(pa.array(hit)).to_numpy(zero_copy_only=False)]
+
+    entries = batch.profile_codes
+    profiled = np.zeros(len(column), dtype=bool)
     for pid, prof in batch.profiles.items():
-        mapping = {src: _COLUMN[rk] for rk in RULE_KEYS for src in prof.sources(rk)}
-        mine = (entry_profiles == pid).to_numpy()
-        column[mine] = keys[mine].map(mapping)
-    return column.fillna(-1).to_numpy(dtype=np.int64)
+        mine = entries.get(pid, np.zeros(0, dtype=np.int64))
+        profiled[mine] = True
+        assign(mine, {src: _COLUMN[rk] for rk in RULE_KEYS for src in prof.sources(rk)})
+    assign(np.flatnonzero(~profiled), dict(_COLUMN))  # no profile: key names as they are
+    return column
 
 
 NUMBER: Final = r"^-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$"
@@ -127,7 +137,7 @@ def effective(batch: PushBatch) -> Effective:
     column = _rule_key_columns(batch)
     use = np.flatnonzero(column >= 0)  # entry order: a later duplicate key overwrites an earlier one
     rows, cols = batch.entry_row[use], column[use]
-    values = batch.values.to_numpy(zero_copy_only=False)[use]
+    values = batch.values.take(pa.array(use)).to_numpy(zero_copy_only=False)
     known = ~batch.redacted[use] & pd.notna(values)
     wide[rows, cols] = np.where(known, values, None)
     sent[rows, cols] = True

@@ -46,6 +46,8 @@ from typing import Any, Final
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from udfs.rules.batch import IDENTITY_FIELDS, SUBJECT, PushBatch
 from udfs.rules.findings import event_times, raw_frame
@@ -189,29 +191,38 @@ class NumericSummary:
 def fleet_values(batch: PushBatch) -> pd.DataFrame:
     """One row per (push, documented numeric key) value: the push's ``row``, peer_group, key, value.
 
-    In push order: the values of one push and peer group are adjacent.
+    In push order: the values of one push and peer group are adjacent. Entries are grouped by
+    their push's profile once (integer codes), and each profile's numeric keys are picked in Arrow,
+    so only the candidate values ever become Python objects.
     """
-    entry_profiles = batch.entry_profile_ids()
-    kip = pd.notna(sensitive_key_first(batch.keys, batch.types).to_numpy(zero_copy_only=False))
-    frame = pd.DataFrame({
-        "row": batch.entry_row, "key": batch.keys.to_numpy(zero_copy_only=False),
-        "raw": batch.values.to_numpy(zero_copy_only=False), "profile": entry_profiles,
-    })[~batch.redacted & ~kip & pd.notna(entry_profiles)]
+    empty = pd.DataFrame({"row": pd.Series(dtype="int64"), "peer_group": pd.Series(dtype=object),
+                          "key": pd.Series(dtype=object), "value": pd.Series(dtype=float)})
+    entries = batch.profile_codes
+    if not entries:
+        return empty
+    kip = pc.is_valid(sensitive_key_first(batch.keys, batch.types)).to_numpy(zero_copy_only=False)
+    candidate = ~batch.redacted & ~kip
     parts = []
     for pid, prof in batch.profiles.items():
         excluded = EXCLUDED.union(*(prof.sources(k) for k in EXCLUDED))  # acks under the family's own name too
         numeric = sorted(k for k, spec in prof.keys.items() if spec.type in NUMERIC_TYPES and k not in excluded)
-        mine = frame[(frame["profile"] == pid) & frame["key"].isin(numeric)]
-        if mine.empty:
+        mine = entries.get(pid, np.zeros(0, dtype=np.int64))
+        mine = mine[candidate[mine]]
+        if not len(mine) or not numeric:
             continue
-        value = pd.to_numeric(mine["raw"], errors="coerce")
-        canonical = mine["key"].map({k: prof.canonical(k) for k in numeric})
-        group = peer_group(prof.family, prof.role, prof.version)
-        parts.append(pd.DataFrame({"row": mine["row"].to_numpy(), "peer_group": group,
-                                   "key": canonical.to_numpy(), "value": value.to_numpy(dtype=float)}))
+        keys = batch.keys.take(pa.array(mine))
+        picked = pc.is_in(keys, value_set=pa.array(numeric, pa.string())).to_numpy(zero_copy_only=False)
+        mine = mine[picked]
+        if not len(mine):
+            continue
+        raw = batch.values.take(pa.array(mine)).to_numpy(zero_copy_only=False)
+        canonical = {k: prof.canonical(k) for k in numeric}
+        parts.append(pd.DataFrame({
+            "row": batch.entry_row[mine], "peer_group": peer_group(prof.family, prof.role, prof.version),
+            "key": [canonical[k] for k in keys.filter(pa.array(picked)).to_pylist()],
+            "value": pd.to_numeric(pd.Series(raw, dtype=object), errors="coerce").to_numpy(dtype=float)}))
     if not parts:
-        return pd.DataFrame({"row": pd.Series(dtype="int64"), "peer_group": pd.Series(dtype=object),
-                             "key": pd.Series(dtype=object), "value": pd.Series(dtype=float)})
+        return empty
     obs = pd.concat(parts, ignore_index=True)
     return obs[np.isfinite(obs["value"]) & ~is_sentinel(obs["value"].to_numpy(dtype=float))].reset_index(drop=True)
 

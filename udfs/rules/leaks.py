@@ -68,40 +68,45 @@ def _finding(where: tuple[int, str], entries: list[dict[str, Any]]) -> dict[str,
     return {"row": row, "rule": rule_id, "keys": keys, "message": message, "evidence": {"entries": entries}}
 
 
-def _fingerprints(values: np.ndarray, key: SecretStr) -> list[str | None]:
-    return [None if v is None else fingerprint(v, key) for v in values]
+def _fingerprints(values: pa.Array, key: SecretStr) -> list[str | None]:
+    return [None if v is None else fingerprint(v, key) for v in values.to_pylist()]
 
 
 def leak_findings(batch: PushBatch, key: SecretStr, custom: np.ndarray | None = None) -> pd.DataFrame:
-    """Every sensitive-leak finding of the batch (columns row, rule, keys, message, evidence)."""
+    """Every sensitive-leak finding of the batch (columns row, rule, keys, message, evidence).
+
+    The masks are Arrow kernels over every entry; only the flagged entries become Python objects.
+    """
     custom = custom_mask(batch) if custom is None else custom
     values = batch.values
     published = pc.and_(pc.is_valid(values), pa.array(~batch.redacted)).to_numpy(zero_copy_only=False)
-    kip = sensitive_key_first(batch.keys, batch.types, custom).to_numpy(zero_copy_only=False)
-    value_secret = scan(values).to_numpy(zero_copy_only=False)
-    key_secret = batch.key_secret.to_numpy(zero_copy_only=False)
-    types = batch.types.to_numpy(zero_copy_only=False)
+    kip = sensitive_key_first(batch.keys, batch.types, custom)
+    value_secret = scan(values)
     parts = []
 
-    def add(mask: np.ndarray, rules: Any, location: str, prints: list[str | None]) -> None:
+    def add(mask: np.ndarray, rules: pa.Array | str, location: str, prints: list[str | None]) -> None:
         idx = np.flatnonzero(mask)
         if len(idx) == 0:
             return
+        take = pa.array(idx)
         parts.append(pd.DataFrame({
-            "row": batch.entry_row[idx], "rule": rules[idx] if isinstance(rules, np.ndarray) else rules,
-            "key": batch.safe_keys[idx], "type": types[idx], "location": location, "fingerprint": prints,
+            "row": batch.entry_row[idx], "rule": rules if isinstance(rules, str) else rules.take(take).to_pylist(),
+            "key": batch.safe_keys[idx], "type": batch.types.take(take).to_pylist(), "location": location,
+            "fingerprint": prints,
         }))
 
-    raw_values = values.to_numpy(zero_copy_only=False)
-    kip_hit = published & pd.notna(kip)
-    add(kip_hit, kip, "value", _fingerprints(raw_values[kip_hit], key))
-    add(batch.redacted, REDACTED_RULE, "value",
-        list(batch.entry_fingerprints.to_numpy(zero_copy_only=False)[batch.redacted]))
-    value_hit = published & pd.notna(value_secret)
-    add(value_hit, value_secret, "value", _fingerprints(raw_values[value_hit], key))
-    key_hit = pd.notna(key_secret)
-    raw_keys = batch.keys.to_numpy(zero_copy_only=False)
-    add(key_hit, key_secret, "key", _fingerprints(raw_keys[key_hit], key))
+    def hits(found: pa.Array, among: np.ndarray | None = None) -> np.ndarray:
+        valid = pc.is_valid(found).to_numpy(zero_copy_only=False)
+        return valid if among is None else among & valid
+
+    kip_hit = hits(kip, published)
+    add(kip_hit, kip, "value", _fingerprints(values.filter(pa.array(kip_hit)), key))
+    redacted_prints = batch.entry_fingerprints.filter(pa.array(batch.redacted)).to_pylist()
+    add(batch.redacted, REDACTED_RULE, "value", redacted_prints)
+    value_hit = hits(value_secret, published)
+    add(value_hit, value_secret, "value", _fingerprints(values.filter(pa.array(value_hit)), key))
+    key_hit = hits(batch.key_secret)
+    add(key_hit, batch.key_secret, "key", _fingerprints(batch.keys.filter(pa.array(key_hit)), key))
     frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     grouped = _group(frame)
     identity = _identity_findings(batch)
@@ -109,16 +114,22 @@ def leak_findings(batch: PushBatch, key: SecretStr, custom: np.ndarray | None = 
 
 
 def _identity_findings(batch: PushBatch) -> pd.DataFrame:
+    """One finding per push with a secret in its identity fields: one pass over the hits, sorted by push."""
     hits = batch.identity_hits
     if hits.empty:
         return raw_frame()
-    out = []
-    for _, fields in hits.groupby("row", sort=True):
-        row = int(fields["row"].iloc[0])
-        names = sorted(fields["field"])
-        keys = tuple(sorted(IDENTITY_KEYS.get(f, f) for f in names))
-        evidence = {"fields": [{"field": f, "kind": r, "fingerprint": fp}
-                               for f, r, fp in fields[["field", "rule", "fingerprint"]].itertuples(index=False)]}
-        out.append({"row": row, "rule": IDENTITY_RULE, "keys": keys,
-                    "message": IDENTITY_MESSAGE.format(fields=", ".join(names)), "evidence": evidence})
+    hits = hits.sort_values("row", kind="stable")
+    out: list[dict[str, Any]] = []
+    fields: list[tuple[str, str, str]] = []
+    rows = hits["row"].tolist()
+    for i, (row, field, rule_id, print_) in enumerate(zip(rows, hits["field"].tolist(), hits["rule"].tolist(),
+                                                          hits["fingerprint"].tolist(), strict=True)):
+        fields.append((field, rule_id, print_))
+        if i + 1 == len(rows) or rows[i + 1] != row:
+            names = sorted(f for f, _, _ in fields)
+            out.append({"row": int(row), "rule": IDENTITY_RULE,
+                        "keys": tuple(sorted(IDENTITY_KEYS.get(f, f) for f in names)),
+                        "message": IDENTITY_MESSAGE.format(fields=", ".join(names)),
+                        "evidence": {"fields": [{"field": f, "kind": r, "fingerprint": fp} for f, r, fp in fields]}})
+            fields = []
     return raw_frame(out)

@@ -4,8 +4,7 @@
 ``fleet|<peer group>`` for a push's numeric values (fleet outliers; one row per push
 with its config keys and values as lists, so the push's context travels once, not once
 per value; the key's state holds every config key's summary of the group, so a batch
-makes one call per peer group, not one per group and key; checkpoints from before keep
-``fleet|<peer group>|<config key>``, one row per value, ``fleet_per_key``),
+makes one call per peer group, not one per group and key),
 ``group|<group id fingerprint>`` for a consumer's group membership (group drift),
 and ``pass|<n>`` for a finding of the stateless rules, carried as its contract
 JSON record in ``finding`` with its ``alert_id`` in ``out_key`` (so the job decodes
@@ -44,13 +43,12 @@ from udfs.rules.fleet import (
     fleet_values,
     peer_states_from_json,
     peer_states_to_json,
-    score_group,
     score_observations,
 )
 from udfs.rules.groups import MEMBER, GroupState, drift, group_observations
 
 __all__ = ["FLEET", "GROUP", "KEY_SEP", "OBSERVATION_SCHEMA", "PASS", "PASS_BUCKETS", "DetectionState",
-           "detect_with_state", "observe", "pass_key", "prepare", "step"]
+           "detect_with_state", "pass_key", "prepare", "step"]
 
 FLEET = "fleet"
 GROUP = "group"
@@ -100,22 +98,11 @@ def _frame(df: pd.DataFrame, lists: Mapping[str, pa.Array] | None = None) -> pa.
     return pa.Table.from_arrays(arrays, schema=OBSERVATION_SCHEMA)
 
 
-def observe(pushes: pa.Table | pd.DataFrame, key: SecretStr, *, fleet_per_key: bool = False) -> pa.Table:
-    """The stateful rules' observation rows of a batch of decoded ``config_push`` rows."""
-    batch = PushBatch.from_pushes(pushes, key)
-    if batch.n == 0:
-        return OBSERVATION_SCHEMA.empty_table()
-    return _observations(batch, effective(batch), key, fleet_per_key)
-
-
-def _fleet_rows(batch: PushBatch, fleet_per_key: bool) -> pa.Table:
-    """Fleet rows: per push and peer group its values as lists, with the push's context once.
-
-    ``fleet_per_key`` (the layout of checkpoints from before): one row per value, its key in the state key.
-    """
+def _fleet_rows(batch: PushBatch) -> pa.Table:
+    """Fleet rows: per push and peer group its values as lists, with the push's context once."""
     values = fleet_values(batch)
     n = len(values)
-    if fleet_per_key or n == 0:
+    if n == 0:
         starts = np.arange(n)
     else:  # a run of one push's values in one peer group (fleet_values keeps them adjacent)
         rows, groups = values["row"].to_numpy(), values["peer_group"].to_numpy(dtype=object)
@@ -123,8 +110,6 @@ def _fleet_rows(batch: PushBatch, fleet_per_key: bool) -> pa.Table:
     offsets = pa.array(np.r_[starts, n], pa.int32())
     first = values.iloc[starts].reset_index(drop=True)
     state_key = FLEET + KEY_SEP + first["peer_group"].astype(str)
-    if fleet_per_key:
-        state_key = state_key + KEY_SEP + first["key"].astype(str)
     context = batch.context[[*CONTEXT_COLUMNS, SUBJECT]].iloc[first["row"].to_numpy()].reset_index(drop=True)
     frame = pd.concat([first[["peer_group"]], context], axis=1).assign(state_key=state_key)
     return _frame(frame, {
@@ -144,18 +129,14 @@ def _fleet_values(rows: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _observations(batch: PushBatch, eff: Effective, key: SecretStr, fleet_per_key: bool) -> pa.Table:
+def _observations(batch: PushBatch, eff: Effective, key: SecretStr) -> pa.Table:
     groups = group_observations(batch, eff, key)
     groups = groups.assign(state_key=GROUP + KEY_SEP + groups["group_fp"].astype(str))
-    return pa.concat_tables([_fleet_rows(batch, fleet_per_key), _frame(groups)])
+    return pa.concat_tables([_fleet_rows(batch), _frame(groups)])
 
 
-def prepare(pushes: pa.Table | pd.DataFrame, key: SecretStr, now_ms: int, *, fleet_per_key: bool = False
-            ) -> pa.Table:
-    """Stateless findings (as ``pass`` rows) and stateful observations of a batch, one table.
-
-    ``fleet_per_key``: fleet keys per (peer group, config key), the layout of checkpoints from before.
-    """
+def prepare(pushes: pa.Table | pd.DataFrame, key: SecretStr, now_ms: int) -> pa.Table:
+    """Stateless findings (as ``pass`` rows) and stateful observations of a batch, one table."""
     batch = PushBatch.from_pushes(pushes, key)
     if batch.n == 0:
         return OBSERVATION_SCHEMA.empty_table()
@@ -164,7 +145,7 @@ def prepare(pushes: pa.Table | pd.DataFrame, key: SecretStr, now_ms: int, *, fle
     ids = found.column("alert_id").to_pylist()
     passed = pd.DataFrame({"state_key": [pass_key(i) for i in ids], "finding": contract_json(found),
                            "out_key": ids})
-    return pa.concat_tables([_frame(passed), _observations(batch, eff, key, fleet_per_key)])
+    return pa.concat_tables([_frame(passed), _observations(batch, eff, key)])
 
 
 def step(state_key: str, observations: pd.DataFrame, state: str | None, key: SecretStr,
@@ -176,10 +157,7 @@ def step(state_key: str, observations: pd.DataFrame, state: str | None, key: Sec
         return from_contract_json([t for t in observations["finding"] if isinstance(t, str)]), None
     if kind == FLEET:
         observations = _fleet_values(observations)
-        peer_group, _, config_key = rest.partition(KEY_SEP)
-        if config_key:  # fleet_per_key: one config key's PeerState
-            raw, peers, context = score_group(peer_group, config_key, observations, PeerState.from_json(state))
-            return to_table(raw, context, key, now_ms), peers.to_json()
+        peer_group = rest
         prior = {(peer_group, k): s for k, s in peer_states_from_json(state).items()}
         raw, states, context = score_observations(observations, prior)
         return to_table(raw, context, key, now_ms), peer_states_to_json({k: s for (_, k), s in states.items()})
@@ -202,11 +180,7 @@ class DetectionState:
         for state_key, text in self.states.items():
             kind, _, rest = state_key.partition(KEY_SEP)
             if kind == FLEET:
-                peer_group, _, config_key = rest.partition(KEY_SEP)
-                if config_key:
-                    out[(peer_group, config_key)] = PeerState.from_json(text)
-                else:
-                    out.update({(peer_group, k): s for k, s in peer_states_from_json(text).items()})
+                out.update({(rest, k): s for k, s in peer_states_from_json(text).items()})
         return out
 
     @property
@@ -217,11 +191,10 @@ class DetectionState:
 
 
 def detect_with_state(pushes: pa.Table | pd.DataFrame, key: SecretStr, now_ms: int,
-                      state: DetectionState | None = None, *, fleet_per_key: bool = False
-                      ) -> tuple[pa.Table, DetectionState]:
+                      state: DetectionState | None = None) -> tuple[pa.Table, DetectionState]:
     """The job's detection in memory: :func:`prepare`, then :func:`step` per state key, threading the state."""
     state = state or DetectionState()
-    rows = prepare(pushes, key, now_ms, fleet_per_key=fleet_per_key).to_pandas()
+    rows = prepare(pushes, key, now_ms).to_pandas()
     if rows.empty:
         return empty_findings(), state
     states = dict(state.states)

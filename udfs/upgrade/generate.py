@@ -1,7 +1,8 @@
 """Write ``udfs/upgrade/data/broker_api_versions.json`` from the real kafka-clients jars of each release.
 
 For each release in ``RELEASES`` the jars are resolved by Maven (``configwatch.jars``)
-and ``jvm/BrokerApiVersionsProbe.java``, compiled once with javac, prints what that
+and ``scripts/jvm/BrokerApiVersionsProbe.java`` (a development tool, outside the packages), compiled once
+with javac, prints what that
 release's ``ApiKeys`` say a KRaft broker serves: per API key of the BROKER listener,
 the oldest version and the newest stable one (the message definitions'
 ``validVersions``; unstable last versions are off on a default broker), and the
@@ -31,7 +32,7 @@ log = logging.getLogger(__name__)
 
 # Broker release (major.minor) -> the kafka-clients release whose message definitions it is read from.
 RELEASES: dict[str, str] = {"3.9": "3.9.0", "4.0": "4.0.0", "4.1": "4.1.0", "4.2": "4.2.0", "4.3": "4.3.1"}
-PROBE = Path(__file__).resolve().parent / "jvm" / "BrokerApiVersionsProbe.java"
+PROBE = Path(__file__).resolve().parents[2] / "scripts" / "jvm" / "BrokerApiVersionsProbe.java"
 DATA = Path(__file__).resolve().parent / "data" / "broker_api_versions.json"
 ABOUT = ("Request versions an Apache Kafka broker (KRaft) serves to clients, per release and API key: min is the "
          "oldest version the broker accepts, max the newest stable one; a request below min is refused (the broker "

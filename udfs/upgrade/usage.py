@@ -6,7 +6,7 @@ records (``usage_from_records`` turns those into rows); ``usage_from_events``
 folds a batch of events (a replay file, a test's topic) into rows directly. Only
 ``connection_closed`` events with ``request_versions`` (a gateway in proxy mode)
 carry usage. ``encode_usage``/``decode_usage`` carry one close's pairs through
-the job's keyed steps as one string.
+the gauge transition (a delta's ``usage``) as one string.
 """
 
 from __future__ import annotations
