@@ -37,9 +37,8 @@ from configwatch.secrets import SecretStr
 __all__ = ["DRIVER_MEMORY", "ENV_PREFIX", "Settings", "add_arguments", "secret_flags", "setting"]
 
 ENV_PREFIX = "CONFIGWATCH_"
-# The Spark driver's heap maximum (under local[N] its JVM runs the tasks too). The parallel collector grows the
-# heap to it and keeps it, and about 1.1 GB lives outside it, so the maximum sets the process's peak memory:
-# 1.5 GB ran the job as fast as 2 GB and held 140-230 MB less PSS (docs/benchmarks.md, "2026-11-28, afternoon").
+# The Spark driver's heap maximum (under local[N] its JVM runs the tasks too; the decode, rules and state work
+# runs in the Python workers beside it). It bounds the process's peak memory (docs/benchmarks.md, figure 5).
 DRIVER_MEMORY = "1536m"
 _JVM_SIZE = re.compile(r"[1-9][0-9]*[kmgt]", re.IGNORECASE)  # what the JVM's -Xmx takes, which Spark passes it as
 _TOPIC_NAME = re.compile(r"[A-Za-z0-9._-]{1,249}")  # Kafka's own rule (org.apache.kafka.common.internals.Topic)

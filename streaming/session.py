@@ -33,13 +33,6 @@ _CHECKPOINT_FILES = "spark.sql.streaming.checkpointFileManagerClass"
 _LOCAL_CHECKPOINT_FILES = "org.apache.spark.sql.execution.streaming.FileSystemBasedCheckpointFileManager"
 
 
-# Spark's generated code for the job's wide rows (the route stage's output: 29 columns) is one method over
-# HotSpot's 8,000-byte limit, which it then never compiles: the route stage's warm batch took 1.46-1.52 s
-# with it compiled against 1.77-1.81 s (docs/benchmarks.md, "2026-11-25, night").
-# The parallel collector instead of G1: the tasks' code runs without G1's write barriers (0.9x the tasks'
-# CPU); 500,000 records at local[2] took 0.86-0.88x the time (docs/benchmarks.md, "2026-11-27, late
-# morning"; its full collections in make bench: 0.3-0.65 s, minutes apart).
-_JVM_OPTS = "-XX:-DontCompileHugeMethods -XX:+UseParallelGC"
 
 
 @dataclass(frozen=True)
@@ -133,7 +126,9 @@ def _configure(settings: SparkSettings) -> SparkSession:
         # Hadoop's native library spawns ``readlink`` (tens of ms each, and every state commit renames); the
         # FileSystem API renames in Java (docs/benchmarks.md). On a cluster Spark's default stays.
         conf.set(_CHECKPOINT_FILES, _LOCAL_CHECKPOINT_FILES)
-    java_opts = f"-Dlog4j2.configurationFile=file:{_LOG4J} {_JVM_OPTS}"
+    # HotSpot's defaults (G1): the parallel collector and compiling huge methods, kept for the JVM route
+    # before, measured 0.98x on this job, within noise (docs/benchmarks.md), so they went.
+    java_opts = f"-Dlog4j2.configurationFile=file:{_LOG4J}"
     driver_opts = java_opts
     if settings.log_file is not None:
         settings.log_file.parent.mkdir(parents=True, exist_ok=True)

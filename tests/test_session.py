@@ -23,16 +23,6 @@ def test_state_lives_in_rocksdb_changelogged_without_counting_rows_with_a_64_mb_
     assert spark.conf.get(f"{_STORE}.rocksdb.blockCacheSizeMB") == str(ROCKSDB_BLOCK_CACHE_MB) == "64"
 
 
-def test_the_driver_jvm_runs_the_parallel_collector_and_compiles_huge_methods(spark: Any) -> None:
-    # docs/benchmarks.md, "2026-11-27, late morning" and "2026-11-25, night": both measured on the job.
-    management = spark.sparkContext._jvm.java.lang.management.ManagementFactory
-    collectors = {bean.getName() for bean in management.getGarbageCollectorMXBeans()}
-    assert collectors == {"PS Scavenge", "PS MarkSweep"}
-    hotspot = management.getPlatformMXBean(spark.sparkContext._jvm.java.lang.Class.forName(
-        "com.sun.management.HotSpotDiagnosticMXBean"))
-    assert hotspot.getVMOption("DontCompileHugeMethods").getValue() == "false"
-
-
 def _worker_daemons(spark: Any) -> list[int]:
     """The Python worker daemons the driver JVM has started (its children running the daemon module)."""
     jvm_pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
