@@ -1,8 +1,9 @@
 """Peak memory of the Spark processes under this Python driver, sampled from ``/proc`` (Linux).
 
 ``MemorySampler`` polls, every ``interval_s``, the descendants of this process:
-the driver JVM (``java``) and Spark's Python workers (the daemon, Spark's
-``pyspark.daemon`` or ``streaming.worker_daemon``, and the workers it forks).
+the driver JVM (``java`` running Spark, not the Kafka broker the bench starts) and
+Spark's Python workers (the daemon, Spark's ``pyspark.daemon`` or
+``streaming.worker_daemon``, and the workers it forks).
 It keeps the peak RSS of the JVM, the peak sum of the workers' RSS and PSS,
 and the peak of JVM + workers at one instant. Forked workers share pages with
 the daemon, so the RSS sum counts shared pages more than once; PSS divides them
@@ -22,6 +23,7 @@ from streaming.session import SparkSettings
 __all__ = ["MemorySampler"]
 
 _PROC = Path("/proc")
+_SPARK_JVM = "org.apache.spark."  # in the command line of Spark's JVMs (spark-submit's, executors')
 
 
 def _kib(path: Path, field: str) -> int:
@@ -61,7 +63,7 @@ class MemorySampler:
         for pid in descendants(os.getpid()):
             cmd = _cmdline(pid)
             status = _PROC / str(pid) / "status"
-            if "java" in cmd.split(" ", 1)[0]:
+            if "java" in cmd.split(" ", 1)[0] and _SPARK_JVM in cmd:  # not the bench's own Kafka broker
                 jvm_rss += _kib(status, "VmRSS:")
                 jvm_pss += _kib(_PROC / str(pid) / "smaps_rollup", "Pss:")
             elif "pyspark" in cmd or SparkSettings.python_daemon in cmd:  # Spark's daemon or the job's

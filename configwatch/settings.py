@@ -39,7 +39,7 @@ __all__ = ["DRIVER_MEMORY", "ENV_PREFIX", "Settings", "add_arguments", "secret_f
 ENV_PREFIX = "CONFIGWATCH_"
 # The Spark driver's heap maximum (under local[N] its JVM runs the tasks too; the decode, rules and state work
 # runs in the Python workers beside it). It bounds the process's peak memory (docs/benchmarks.md, figure 5).
-DRIVER_MEMORY = "1536m"
+DRIVER_MEMORY = "1g"
 _JVM_SIZE = re.compile(r"[1-9][0-9]*[kmgt]", re.IGNORECASE)  # what the JVM's -Xmx takes, which Spark passes it as
 _TOPIC_NAME = re.compile(r"[A-Za-z0-9._-]{1,249}")  # Kafka's own rule (org.apache.kafka.common.internals.Topic)
 
