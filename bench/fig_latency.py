@@ -33,7 +33,7 @@ from bench.pusher import PROBE
 __all__ = ["measure"]
 
 # At this rate the job's latency kept falling for about 2.5 minutes after its input started, even after the
-# figure-2 runs (docs/benchmarks.md, "2026-11-26, late night"): so 150 s, for the job and the floors alike.
+# figure-2 runs (measured 2026-11-26; git log docs/benchmarks.md): so 150 s, for the job and the floors alike.
 _WARMUP_S = 150.0
 _QUICK_WARMUP_S = 4.0
 

@@ -7,12 +7,12 @@ warm-up runs on the warm-up topic (the workload itself) until the JIT has seen
 and waits. After one untimed run each (their first run after waiting), the timed runs go round by
 round, one child at a time, the order reversed every other round (``run_order``), so the machine's
 drift over the figure's minutes reaches every master alike: the job's rate moved by a quarter between
-processes started minutes apart (docs/benchmarks.md, "2026-11-29, midday").
+processes started minutes apart (measured 2026-11-29; git log docs/benchmarks.md).
 Each timed run is available-now over the workload topic, fresh checkpoint and output topics each time.
 The figure is the median records/s at ``local[2]`` over that at ``local[1]``. Beside it,
 ``bench.cpu_use`` says who used the CPUs during the median run: ``local[1]`` has one task thread, but
-the JIT, the collector and the broker run on the second core meanwhile (docs/benchmarks.md, "where
-local[1] gets its second core"); the waiting children's JVMs count as ``other``.
+the JIT, the collector and the broker run on the second core meanwhile (measured
+2026-11-29; git log docs/benchmarks.md); the waiting children's JVMs count as ``other``.
 
 The reference (``scaling_reference_2_vs_1``) is the same measurement of Spark's own query of the job's
 shape (``bench.scaling_reference``), in children of its own, interleaved with the job's: what this

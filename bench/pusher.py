@@ -11,7 +11,7 @@ figure times. Each record's Kafka timestamp is its send time (CreateTime). Its
 own process, so its GIL never slows the job's driver, and a librdkafka producer
 (confluent-kafka), so it takes little of the CPUs the job and the broker share:
 0.37 CPUs at 2,000 records/s with kafka-python's, which batches in Python
-(docs/benchmarks.md, "2026-11-26, late night"). Prints one JSON line: records
+(measured 2026-11-26; git log docs/benchmarks.md). Prints one JSON line: records
 and probes sent, and how far the pacing fell behind.
 """
 

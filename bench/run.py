@@ -1,4 +1,4 @@
-"""``make bench``: every figure of issue 8 in one run, written to ``bench/results/latest.json`` and the docs.
+"""``make bench``: every figure in one run, written to ``bench/results/latest.json`` and the docs.
 
 Usage (``make bench`` / ``make bench QUICK=1`` run this)::
 
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         bootstrap = broker.start().bootstrap_servers
         key = _bench_key()
         # Warm-up rounds read the workload itself: a 10,000-record warm-up left the job's first full round
-        # 1.24x as long as its second, the peer's 1.06x (docs/benchmarks.md, "2026-11-25, later").
+        # 1.24x as long as its second, the peer's 1.06x (measured 2026-11-25; git log docs/benchmarks.md).
         ctx = BenchContext(bootstrap=bootstrap, work=work, topic="bench-workload", warmup_topic="bench-workload",
                            records=params["records"],
                            partitions=params["partitions"], rounds=params["rounds"], quick=params["quick"],

@@ -42,8 +42,8 @@ _LOCK = threading.Lock()
 FLUSH_TIMEOUT_S = 120.0
 # The job's producer batch per partition, not the client's 16 KB: a 120,000-record batch of the bench's
 # workload writes some 18,000 findings, and fewer, larger requests spare the broker and the tasks waiting
-# on it (500,000 records: local[2] 0.92x the time, local[1] 0.97x; docs/benchmarks.md, "2026-11-27,
-# morning"). linger.ms still bounds the wait of a small batch.
+# on it (500,000 records: local[2] 0.92x the time, local[1] 0.97x; measured 2026-11-27; git log
+# docs/benchmarks.md). linger.ms still bounds the wait of a small batch.
 JOB_BATCH_BYTES = 256 * 1024
 # What makes the guarantee above, in Kafka's own property names: both producers (Spark's Kafka sink in the job
 # and the Python ``KafkaSink``) are derived from it.

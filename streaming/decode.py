@@ -44,7 +44,7 @@ def one_task_per_core(raw: DataFrame) -> DataFrame:
     """``raw`` in as many partitions as the session has cores (never more than it has), each read whole.
 
     A Python task costs about 0.2 s before it works, and more tasks than cores run in waves
-    (docs/benchmarks.md, "2026-11-25"); so a Python stage over the source gets one task per core.
+    (measured 2026-11-25; git log docs/benchmarks.md); so a Python stage over the source gets one task per core.
     """
     return raw.coalesce(raw.sparkSession.sparkContext.defaultParallelism)
 

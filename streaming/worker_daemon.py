@@ -6,7 +6,7 @@ modules and the ready GX suite (``udfs.expectations.get_validator``) are shared
 by every forked worker instead of imported and built in each. ``gc.freeze()``
 then moves those objects out of the collector's reach: without it every full
 collection in a worker walks (and so copies) the daemon's pages, which made each
-later Python stage slower than with Spark's own daemon (docs/benchmarks.md, "Decisions").
+later Python stage slower than with Spark's own daemon (docs/benchmarks.md, "The worker daemon").
 Before that, :func:`lean_path` takes the archives the workers need not import from off
 their path (see there). The session factory sets ``spark.python.daemon.module`` to this module.
 """
