@@ -12,11 +12,15 @@ produce, raw asyncio sockets for handshakes).
    ``--latency-s`` seconds, send to delivery report, p50/p99; direct and through
    the gateway, alternating.
 3. New connections per second per gateway process: ``--concurrency`` client
-   tasks each connect, send ApiVersions v3 (a KIP-511 name and version), read
-   the answer (forwarded to the broker and back) and close, for ``--handshake-s``
-   seconds.
+   tasks each connect (a TLS handshake first under SASL_SSL), send ApiVersions
+   v3 (a KIP-511 name and version), read the answer (forwarded to the broker and
+   back) and close, for ``--handshake-s`` seconds.
 
-Usage: .venv/bin/python -m bench.proxy [--messages 100000] [--rounds 3] [--rate 2000]
+``--security-protocol SASL_SSL`` runs all three over the broker's SASL_SSL
+listener (SCRAM-SHA-512): direct, and through a gateway speaking SASL_SSL on both
+hops (certificates from ``configwatch.localkafka.certs``).
+
+Usage: .venv/bin/python -m bench.proxy [--messages 100000] [--rounds 3] [--rate 2000] [--security-protocol SASL_SSL]
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import os
 import re
 import select
 import signal
+import ssl
 import statistics
 import subprocess
 import sys
@@ -43,6 +48,9 @@ from confluent_kafka import Producer
 
 from bench.harness import machine
 from configwatch.localkafka import LocalKafka
+from configwatch.localkafka.certs import LocalCA
+from configwatch.localkafka.security import BrokerSecurity
+from configwatch.secrets import SecretStr
 from policy.protocol import ApiVersionsRequest, encode_request
 
 __all__ = ["main"]
@@ -62,13 +70,42 @@ def _create_topic(bootstrap: str, topic: str) -> None:
         admin.close()
 
 
+class _Security:
+    """The run's security protocol: what the broker, the gateway and the clients are given."""
+
+    def __init__(self, protocol: str, home: Path) -> None:
+        self.protocol = protocol
+        self.ca = LocalCA(home / "tls") if protocol == "SASL_SSL" else None
+        self.password = SecretStr(uuid.uuid4().hex)
+
+    def broker(self) -> BrokerSecurity | None:
+        return BrokerSecurity(self.ca, {"bench": self.password}) if self.ca else None
+
+    def gateway_flags(self, upstream: str) -> list[str]:
+        if self.ca is None:
+            return ["--upstream", upstream]
+        pem = self.ca.issue("gateway", "/CN=gateway", server=True)
+        return ["--upstream", f"SASL_SSL://{upstream}", "--upstream-ssl-cafile", str(self.ca.cert),
+                "--gateway-security-protocol", "SASL_SSL", "--gateway-ssl-certfile", str(pem.cert),
+                "--gateway-ssl-keyfile", str(pem.key)]
+
+    def client(self) -> dict[str, str]:
+        if self.ca is None:
+            return {}
+        return {"security.protocol": "SASL_SSL", "ssl.ca.location": str(self.ca.cert),
+                "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "bench",
+                "sasl.password": self.password.get_secret_value()}
+
+    def tls(self) -> ssl.SSLContext | None:
+        return ssl.create_default_context(cafile=str(self.ca.cert)) if self.ca else None
+
+
 @contextmanager
-def _gateway(broker: str, events: str) -> Iterator[str]:
+def _gateway(broker: str, upstream: str, events: str, security: _Security) -> Iterator[str]:
     """``configwatch gateway --upstream`` as its own process; yields its bootstrap address."""
     cmd = [sys.executable, "-m", "cli.main", "--log-level", "WARNING", "gateway",
-           "--bootstrap-servers", broker,
-           "--input-topic", events, "--upstream", broker, "--gateway-port", "0", "--gateway-metrics-port", "-1",
-           "--gateway-broker-port-base", "0"]
+           "--bootstrap-servers", broker, "--input-topic", events, *security.gateway_flags(upstream),
+           "--gateway-port", "0", "--gateway-metrics-port", "-1", "--gateway-broker-port-base", "0"]
     env = {**os.environ, "CONFIGWATCH_FINGERPRINT_KEY": "bench-proxy"}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     try:
@@ -83,13 +120,13 @@ def _gateway(broker: str, events: str) -> Iterator[str]:
         proc.wait(timeout=60)
 
 
-def _producer(bootstrap: str) -> Producer:
-    return Producer({"bootstrap.servers": bootstrap, "acks": "all", "client.id": "bench-proxy"})
+def _producer(bootstrap: str, security: dict[str, str]) -> Producer:
+    return Producer({"bootstrap.servers": bootstrap, "acks": "all", "client.id": "bench-proxy", **security})
 
 
-def _throughput(bootstrap: str, topic: str, messages: int) -> float:
+def _throughput(bootstrap: str, topic: str, messages: int, security: dict[str, str]) -> float:
     """MB/s (10^6 bytes of values) for ``messages`` acknowledged 1 KiB records."""
-    producer = _producer(bootstrap)
+    producer = _producer(bootstrap, security)
     producer.produce(topic, VALUE)
     producer.flush(60)  # metadata and connections before the clock starts
     start = time.perf_counter()
@@ -106,9 +143,9 @@ def _throughput(bootstrap: str, topic: str, messages: int) -> float:
     return messages * len(VALUE) / 1e6 / (time.perf_counter() - start)
 
 
-def _latency(bootstrap: str, topic: str, rate: int, seconds: float) -> dict[str, float]:
+def _latency(bootstrap: str, topic: str, rate: int, seconds: float, security: dict[str, str]) -> dict[str, float]:
     """Send to delivery report at a steady rate; the first second is warm-up."""
-    producer = _producer(bootstrap)
+    producer = _producer(bootstrap, security)
     producer.produce(topic, VALUE)
     producer.flush(60)
     samples: list[float] = []
@@ -139,7 +176,8 @@ def _latency(bootstrap: str, topic: str, rate: int, seconds: float) -> dict[str,
             "p99_ms": round(1000 * samples[int(len(samples) * 0.99)], 2)}
 
 
-async def _handshakes(address: str, concurrency: int, seconds: float) -> dict[str, float]:
+async def _handshakes(address: str, concurrency: int, seconds: float, tls: ssl.SSLContext | None
+                      ) -> dict[str, float]:
     host, port = address.rsplit(":", 1)
     request = encode_request(ApiVersionsRequest(client_software_name="bench-handshake",
                                                 client_software_version="1.0"), 3, 1, "bench-handshake")
@@ -150,7 +188,7 @@ async def _handshakes(address: str, concurrency: int, seconds: float) -> dict[st
         nonlocal done, failed
         while time.perf_counter() < end:
             try:
-                reader, writer = await asyncio.open_connection(host, int(port))
+                reader, writer = await asyncio.open_connection(host, int(port), ssl=tls)
                 writer.write(request)
                 size = int.from_bytes(await reader.readexactly(4), "big")
                 await reader.readexactly(size)
@@ -175,30 +213,36 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--latency-s", type=float, default=20.0)
     p.add_argument("--concurrency", type=int, default=50)
     p.add_argument("--handshake-s", type=float, default=15.0)
-    p.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "proxy.json")
+    p.add_argument("--security-protocol", choices=("PLAINTEXT", "SASL_SSL"), default="PLAINTEXT")
+    p.add_argument("--out", type=Path, default=None, help="default: bench/results/proxy[-sasl_ssl].json")
     args = p.parse_args(argv)
+    suffix = "" if args.security_protocol == "PLAINTEXT" else "-" + args.security_protocol.lower()
+    args.out = args.out or ROOT / "bench" / "results" / f"proxy{suffix}.json"
     result: dict[str, Any] = {"parameters": vars(args) | {"out": str(args.out)}, "machine": machine()}
     with tempfile.TemporaryDirectory(prefix="bench-proxy-") as tmp:
-        broker = LocalKafka(Path(tmp), heap="1g")
-        direct = broker.start().bootstrap_servers
+        security = _Security(args.security_protocol, Path(tmp))
+        broker = LocalKafka(Path(tmp) / "broker", heap="1g", security=security.broker())
+        info = broker.start()
+        plain, direct = info.bootstrap_servers, info.bootstrap_for(args.security_protocol)
+        client = security.client()
         try:
             topic, events = f"bench-proxy-{uuid.uuid4().hex[:8]}", f"bench-proxy-events-{uuid.uuid4().hex[:8]}"
-            _create_topic(direct, topic)
-            _create_topic(direct, events)
-            with _gateway(direct, events) as proxied:
-                _throughput(direct, topic, min(args.messages, 10_000))  # warm-up, both paths
-                _throughput(proxied, topic, min(args.messages, 10_000))
+            _create_topic(plain, topic)
+            _create_topic(plain, events)
+            with _gateway(plain, direct, events, security) as proxied:
+                _throughput(direct, topic, min(args.messages, 10_000), client)  # warm-up, both paths
+                _throughput(proxied, topic, min(args.messages, 10_000), client)
                 mbs: dict[str, list[float]] = {"direct": [], "gateway": []}
                 lat: dict[str, list[dict[str, float]]] = {"direct": [], "gateway": []}
                 for _ in range(args.rounds):
                     for name, bootstrap in (("direct", direct), ("gateway", proxied)):
-                        mbs[name].append(round(_throughput(bootstrap, topic, args.messages), 1))
+                        mbs[name].append(round(_throughput(bootstrap, topic, args.messages, client), 1))
                         print(f"throughput {name}: {mbs[name][-1]} MB/s", flush=True)
                 for _ in range(args.rounds):
                     for name, bootstrap in (("direct", direct), ("gateway", proxied)):
-                        lat[name].append(_latency(bootstrap, topic, args.rate, args.latency_s))
+                        lat[name].append(_latency(bootstrap, topic, args.rate, args.latency_s, client))
                         print(f"latency {name}: {lat[name][-1]}", flush=True)
-                hand = asyncio.run(_handshakes(proxied, args.concurrency, args.handshake_s))
+                hand = asyncio.run(_handshakes(proxied, args.concurrency, args.handshake_s, security.tls()))
                 print(f"handshakes: {hand}", flush=True)
         finally:
             broker.stop()

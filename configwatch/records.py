@@ -154,6 +154,11 @@ class Event:
     principal: str | None = None
     listener: str | None = None
     security_protocol: str | None = None
+    # The connection's security posture as the gateway saw it (connection events).
+    tls_version: str | None = None
+    tls_cipher: str | None = None
+    sasl_mechanism: str | None = None
+    client_certificate: bool | None = None
     client_address: str | None = None
     configs: tuple[ConfigEntry, ...] | None = field(default=None, repr=False)
     request_size_bytes: int | None = None

@@ -182,10 +182,33 @@ class Settings:
     upstream: str | None = setting(None, "proxy mode: bootstrap servers of the Kafka cluster the gateway stands in "
                                    "front of (host:port,...); every request but PushConfig goes there",
                                    commands=("gateway",), metavar="HOST:PORT,...")
-    upstream_security_protocol: str = setting("PLAINTEXT", "proxy mode: the upstream cluster's security.protocol "
-                                              "(only PLAINTEXT is supported; the others are refused at start)",
-                                              commands=("gateway",),
-                                              choices=SECURITY_PROTOCOLS)
+    gateway_security_protocol: str = setting("PLAINTEXT", "what clients speak to the gateway (every listener of it); "
+                                             "SASL_* passes authentication through to the upstream cluster",
+                                             commands=("gateway",), choices=SECURITY_PROTOCOLS)
+    gateway_ssl_certfile: Path | None = setting(None, "SSL/SASL_SSL: the gateway's certificate chain (PEM)",
+                                                commands=("gateway",), metavar="FILE")
+    gateway_ssl_keyfile: Path | None = setting(None, "SSL/SASL_SSL: the private key of --gateway-ssl-certfile "
+                                               "(PEM, unencrypted)", commands=("gateway",), metavar="FILE")
+    gateway_ssl_cafile: Path | None = setting(None, "SSL/SASL_SSL: CA certificates (PEM); given, every client must "
+                                              "present a certificate they sign (mutual TLS)",
+                                              commands=("gateway",), metavar="FILE")
+    gateway_advertised_host: str | None = setting(None, "proxy mode: the host written into Metadata, "
+                                                  "FindCoordinator and DescribeCluster answers (default: "
+                                                  "--gateway-host)", commands=("gateway",), metavar="HOST")
+    upstream_security_protocol: str = setting("PLAINTEXT", "proxy mode: the upstream cluster's security.protocol; "
+                                              "SASL_* needs a SASL_* --gateway-security-protocol",
+                                              commands=("gateway",), choices=SECURITY_PROTOCOLS)
+    upstream_ssl_cafile: Path | None = setting(None, "proxy mode, SSL/SASL_SSL upstream: CA certificates (PEM) the "
+                                               "brokers' certificates must chain to (default: the system's)",
+                                               commands=("gateway",), metavar="FILE")
+    upstream_ssl_certfile: Path | None = setting(None, "proxy mode, SSL/SASL_SSL upstream: the gateway's client "
+                                                 "certificate (PEM), for brokers that require one",
+                                                 commands=("gateway",), metavar="FILE")
+    upstream_ssl_keyfile: Path | None = setting(None, "proxy mode: the private key of --upstream-ssl-certfile (PEM)",
+                                                commands=("gateway",), metavar="FILE")
+    upstream_ssl_check_hostname: bool = setting(True, "proxy mode: check that each broker's certificate names "
+                                                "the host connected to (turning it off is warned about at start)",
+                                                commands=("gateway",))
     gateway_broker_port_base: int = setting(9200, "proxy mode: the gateway listens for broker N on this port + N "
                                             "(0: a free port per broker)", commands=("gateway",), metavar="PORT")
     log_level: str = setting("INFO", "log level", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
@@ -210,6 +233,8 @@ class Settings:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             secret = isinstance(value, SecretStr)
+            if value is None:
+                continue
             if (secret or f.name.endswith("_host")) and not (value.get_secret_value() if secret else value).strip():
                 raise _SettingError(f.name, "empty; leave it unset for the default")
             if f.name.endswith("_host"):

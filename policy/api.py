@@ -77,6 +77,10 @@ class RequestContext:
     client_software_name: str | None = None
     client_software_version: str | None = None
     broker_id: int | None = None
+    tls_version: str | None = None  # the connection's posture (TLS listeners, SASL): None where it does not apply
+    tls_cipher: str | None = None
+    sasl_mechanism: str | None = None
+    client_certificate: bool | None = None
 
     def event_fields(self) -> dict[str, Any]:
         """The contract's identity fields of an event seen on this connection."""

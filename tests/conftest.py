@@ -32,17 +32,31 @@ def _say(config: pytest.Config, line: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def kafka_bootstrap(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Bootstrap servers of the run's one real KRaft broker (started from the project's jars)."""
+def kafka_broker(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The run's one real KRaft broker (started from the project's jars): PLAINTEXT, and SASL_SSL, SSL and
+    SASL_PLAINTEXT listeners (``tests.security_helpers.SecureBroker``) with users whose passwords are planted
+    secrets of this run."""
     from configwatch.localkafka import LocalKafka
+    from configwatch.localkafka.certs import LocalCA
+    from configwatch.localkafka.security import BrokerSecurity
+    from tests.security_helpers import SecureBroker, planted_users
 
-    broker = LocalKafka(tmp_path_factory.mktemp("kafka"))
+    home = tmp_path_factory.mktemp("kafka")
+    security = BrokerSecurity(LocalCA(home / "tls"), planted_users())
+    broker = LocalKafka(home / "broker", security=security)
     info = broker.start()
-    _say(request.config, f"[configwatch] Kafka broker (KRaft) listening on {info.bootstrap_servers}")
+    _say(request.config, f"[configwatch] Kafka broker (KRaft) listening on {info.bootstrap_servers}, secured "
+                         f"listeners {info.listeners}")
     try:
-        yield info.bootstrap_servers
+        yield SecureBroker(info, security)
     finally:
         broker.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(kafka_broker: Any) -> str:
+    """Bootstrap servers of the run's broker's PLAINTEXT listener."""
+    return str(kafka_broker.info.bootstrap_servers)
 
 
 @pytest.fixture(scope="session")

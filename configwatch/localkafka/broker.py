@@ -12,12 +12,13 @@ import socket
 import subprocess
 import time
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from configwatch.errors import SetupError, UsageError
 from configwatch.jars import broker_jars
 from configwatch.localkafka.properties import log4j2_properties, server_properties
+from configwatch.localkafka.security import SECURE_PROTOCOLS, BrokerSecurity
 from configwatch.reachability import unanswered
 
 __all__ = ["BrokerInfo", "LocalKafka", "wait_until_ready"]
@@ -35,16 +36,30 @@ class BrokerInfo:
     port: int
     controller_port: int
     data_dir: str
+    listeners: dict[str, int] = field(default_factory=dict)  # the secured listeners' ports, by security protocol
 
     @property
     def bootstrap_servers(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    def bootstrap_for(self, protocol: str) -> str:
+        """The bootstrap address of the listener speaking ``protocol`` (``PLAINTEXT``, ``SASL_SSL``, ...)."""
+        return self.bootstrap_servers if protocol == "PLAINTEXT" else f"127.0.0.1:{self.listeners[protocol]}"
 
 
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _free_port_but(taken: set[int]) -> int:
+    """A free port not in ``taken``, which it joins."""
+    port = _free_port()
+    while port in taken:
+        port = _free_port()
+    taken.add(port)
+    return port
 
 
 def _pid_alive(pid: int) -> bool:
@@ -78,10 +93,12 @@ def wait_until_ready(bootstrap: str, deadline_s: float, proc: subprocess.Popen[b
 class LocalKafka:
     """One local KRaft broker whose files live under ``home`` (config, data, log, state)."""
 
-    def __init__(self, home: Path, *, port: int | None = None, heap: str = "768m") -> None:
+    def __init__(self, home: Path, *, port: int | None = None, heap: str = "768m",
+                 security: BrokerSecurity | None = None) -> None:
         self.home = Path(home)
         self.port = port
         self.heap = heap
+        self.security = security  # secured listeners beside PLAINTEXT (configwatch.localkafka.security)
         self._proc: subprocess.Popen[bytes] | None = None
 
     # -- state -----------------------------------------------------------------
@@ -116,13 +133,14 @@ class LocalKafka:
         java = self._java()
         jars = broker_jars()
         port = self.port or _free_port()
-        controller_port = _free_port()
-        while controller_port == port:
-            controller_port = _free_port()
+        taken = {port}
+        controller_port = _free_port_but(taken)
+        secured = {p: _free_port_but(taken) for p in SECURE_PROTOCOLS} if self.security else {}
+        extra = self.security.properties(port, controller_port, secured) if self.security else None
         props, log4j = self.home / "server.properties", self.home / "log4j2.properties"
         try:
             self.home.mkdir(parents=True, exist_ok=True)
-            props.write_text(server_properties(port, controller_port, self.data_dir))
+            props.write_text(server_properties(port, controller_port, self.data_dir, extra))
             log4j.write_text(log4j2_properties())
         except OSError as exc:
             raise SetupError(f"cannot write the local broker's files under {self.home} ({exc.strerror}); "
@@ -139,7 +157,7 @@ class LocalKafka:
                 cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-        info = BrokerInfo(self._proc.pid, port, controller_port, str(self.data_dir))
+        info = BrokerInfo(self._proc.pid, port, controller_port, str(self.data_dir), secured)
         try:
             wait_until_ready(info.bootstrap_servers, ready_timeout_s, self._proc, self.log_file)
         except SetupError:
@@ -182,7 +200,7 @@ class LocalKafka:
         cluster_id = _kraft_cluster_id()
         # "--cluster-id=ID" in one argument: a base64url id may start with "-", which "-t ID" reads as a flag.
         cmd = [java, "-Xmx256m", "-cp", classpath, "kafka.tools.StorageTool", "format",
-               f"--cluster-id={cluster_id}", "-c", str(props)]
+               f"--cluster-id={cluster_id}", "-c", str(props), *(self.security.format_args() if self.security else [])]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise SetupError(f"formatting Kafka storage failed: {(proc.stderr or proc.stdout).strip()[-500:]}")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = ["log4j2_properties", "server_properties"]
 
 
-def server_properties(port: int, controller_port: int, data_dir: Path) -> str:
-    """server.properties for one combined broker+controller node on loopback."""
+def server_properties(port: int, controller_port: int, data_dir: Path, extra: Mapping[str, str] | None = None) -> str:
+    """server.properties for one combined broker+controller node on loopback; ``extra`` adds or overrides."""
     lines = {
         "process.roles": "broker,controller",
         "node.id": "1",
@@ -33,6 +34,7 @@ def server_properties(port: int, controller_port: int, data_dir: Path) -> str:
         "log.cleaner.dedupe.buffer.size": str(16 * 1024 * 1024),
         "num.network.threads": "2",
         "num.io.threads": "4",
+        **(extra or {}),
     }
     return "".join(f"{k}={v}\n" for k, v in lines.items())
 

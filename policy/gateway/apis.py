@@ -37,7 +37,9 @@ from policy.gateway.config import GatewayConfig
 from policy.gateway.metrics import GatewayMetrics
 from policy.gateway.recorded import RecordedAnswer, RecordedPushes
 from policy.gateway.registry import ConnectionRegistry
+from policy.gateway.sasl import SASL_MECHANISMS, SaslExchange
 from policy.gateway.throttle import ClientQuotas
+from policy.gateway.tls import TlsPosture
 from policy.protocol import (
     API_VERSIONS_KEY,
     API_VERSIONS_MAX_VERSION,
@@ -69,7 +71,7 @@ log = logging.getLogger(__name__)
 UNAVAILABLE_THROTTLE_MS = 1000
 # Kafka caps neither; these bound what one client can make the gateway hold and publish.
 CLIENT_ID_MAX_CHARS = 256
-PRINCIPAL = "User:ANONYMOUS"  # plaintext listeners only: every connection is anonymous
+PRINCIPAL = "User:ANONYMOUS"  # a connection that neither authenticated nor presented a client certificate
 MAX_PUSH_ENTRIES = 1000
 
 
@@ -83,7 +85,22 @@ class ConnectionState:
     client_software_name: str | None = None
     client_software_version: str | None = None
     client_instance_id: str | None = None
-    registered: tuple[str | None, ...] | None = None  # the identity its connection_opened carried
+    registered: tuple[str | None, ...] | None = None  # the identity its connection_opened carries (or will)
+    opened: bool = False  # connection_opened published: the identity is fixed from then on
+    tls: TlsPosture | None = None  # a TLS listener's handshake
+    sasl: SaslExchange | None = None  # a SASL listener's exchange: connection_opened waits for its success
+
+    @property
+    def principal(self) -> str | None:
+        """As the broker names it: the SASL identity (None where the mechanism's is not read: OAUTHBEARER,
+        GSSAPI), else the client certificate's subject, else ``User:ANONYMOUS``."""
+        if self.sasl is not None:
+            return self.sasl.principal
+        return (self.tls.principal if self.tls else None) or PRINCIPAL
+
+    @property
+    def awaiting_authentication(self) -> bool:
+        return self.sasl is not None and not self.sasl.authenticated
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,9 +135,12 @@ class RequestHandler:
         return RequestContext(
             connection_id=state.connection_id, client_address=state.client_address,
             listener=self._config.listener, security_protocol=self._config.security_protocol,
-            principal=PRINCIPAL, client_id=state.client_id, client_instance_id=state.client_instance_id,
+            principal=state.principal, client_id=state.client_id, client_instance_id=state.client_instance_id,
             client_software_name=state.client_software_name, client_software_version=state.client_software_version,
-            broker_id=self._config.broker_id)
+            broker_id=self._config.broker_id,
+            tls_version=state.tls.version if state.tls else None, tls_cipher=state.tls.cipher if state.tls else None,
+            client_certificate=state.tls.client_certificate if state.tls else None,
+            sasl_mechanism=state.sasl.mechanism if state.sasl else None)
 
     @property
     def serves_push_config(self) -> bool:
@@ -178,10 +198,30 @@ class RequestHandler:
         return Reply(None, "unknown_api")
 
     def register_unknown(self, state: ConnectionState) -> None:
-        """Register a connection that sent another request before any ApiVersions (software unknown)."""
+        """Register a connection at a request other than ApiVersions: as an ApiVersions named it, else unknown.
+
+        A SASL connection opens at its first request after authenticating (or when it ends): the Java client
+        authenticates after an ApiVersions v0, which names no software, and sends its real one afterwards."""
         if state.registered is None:
             state.registered = (None, None, None, state.client_id)
+        if not state.opened:
+            self._register(state)
+
+    def _register(self, state: ConnectionState) -> None:
+        """Publish ``connection_opened``, unless the connection has yet to authenticate."""
+        if not state.awaiting_authentication:
             self._registry.register(self.context(state))
+            state.opened = True
+
+    def authenticated(self, state: ConnectionState) -> None:
+        """The broker accepted the connection's SASL exchange: it opens at its next request, under its principal."""
+        self._metrics.sasl.labels(mechanism=_mechanism_label(state), outcome="ok").inc()
+
+    def authentication_failed(self, state: ConnectionState, error_code: int) -> None:
+        """The broker refused a SASL step (its error reaches the client as it is)."""
+        self._metrics.sasl.labels(mechanism=_mechanism_label(state), outcome="failed").inc()
+        log.info("%s: the cluster refused its SASL %s authentication (error %d)", state.connection_id,
+                 _mechanism_label(state), error_code)
 
     # -- ApiVersions ---------------------------------------------------------------------------
     def check_api_versions(self, payload: bytes, version: int, correlation_id: int,
@@ -206,13 +246,13 @@ class RequestHandler:
             name, sw_version = state.client_software_name, state.client_software_version
         instance = instance_id_or_none(request.client_instance_id) if version >= 5 else state.client_instance_id
         identity = (name, sw_version, instance, state.client_id)
-        if state.registered is not None and state.registered != identity:
+        if state.opened and state.registered != identity:
             # The connection's events and gauges carry the first identity: a second one is refused.
             return self._identity_changed(state, API_VERSIONS_KEY, version, correlation_id,
                                           "a second ApiVersions with another client identity")
         state.client_software_name, state.client_software_version, state.client_instance_id = identity[:3]
         state.registered = identity
-        self._registry.register(self.context(state))
+        self._register(state)
         self._metrics.requests.labels(api="ApiVersions", outcome="ok").inc()
         return None
 
@@ -292,5 +332,11 @@ def _quota_key(state: ConnectionState) -> str:
     """Whose quota a request uses: as Kafka's (user, client-id) quotas, the principal and client id; without a
     client id, the client instance, else the connection."""
     if state.client_id:
-        return f"client-id:{PRINCIPAL}/{state.client_id}"
+        return f"client-id:{state.principal}/{state.client_id}"
     return f"instance:{state.client_instance_id}" if state.client_instance_id else state.connection_id
+
+
+def _mechanism_label(state: ConnectionState) -> str:
+    """A bounded metric label: a mechanism Kafka ships, else ``other`` (the client names it)."""
+    mechanism = state.sasl.mechanism if state.sasl else None
+    return mechanism if mechanism in SASL_MECHANISMS else "other"

@@ -17,11 +17,12 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from kafka.protocol.metadata import MetadataRequest
 
 from policy.exceptions import PolicyError
+from policy.gateway.config import GatewayConfig
 from policy.gateway.endpoints import BrokerEndpoint, decode_endpoints
 from policy.gateway.errors import UpstreamError
 from policy.protocol import encode_request, read_frame
 
-__all__ = ["Accept", "BrokerListeners"]
+__all__ = ["Accept", "BrokerListeners", "open_upstream"]
 
 log = logging.getLogger(__name__)
 
@@ -34,12 +35,22 @@ DISCOVERY_CLIENT_ID = "configwatch-gateway"
 Accept = Callable[[asyncio.StreamReader, asyncio.StreamWriter, int], Awaitable[None]]
 
 
+async def open_upstream(config: GatewayConfig, host: str, port: int
+                        ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection to a broker, over TLS when the cluster speaks it (its certificate checked against ``host``)."""
+    if config.upstream_ssl is None:
+        return await asyncio.open_connection(host, port)
+    return await asyncio.open_connection(host, port, ssl=config.upstream_ssl, server_hostname=host,
+                                         ssl_handshake_timeout=config.frame_timeout_s)
+
+
 class BrokerListeners:
     """Node id -> the broker's address upstream and the gateway port that stands for it."""
 
-    def __init__(self, host: str, port_base: int, accept: Accept, *, backlog: int = 128) -> None:
-        self._host = host
-        self._port_base = port_base
+    def __init__(self, config: GatewayConfig, accept: Accept, *, backlog: int = 128) -> None:
+        self._config = config
+        self._host = config.host
+        self._port_base = config.broker_port_base
         self._accept = accept
         self._backlog = backlog
         self._targets: dict[int, tuple[str, int]] = {}
@@ -71,7 +82,10 @@ class BrokerListeners:
         return {n: self._ports[n] for n in wanted}
 
     async def discover(self, upstream: Sequence[tuple[str, int]]) -> bool:
-        """Ask the cluster for its brokers (one Metadata request) and listen for each; False if it cannot."""
+        """Ask the cluster for its brokers (one Metadata request) and listen for each; False if it cannot.
+
+        Not for a SASL cluster: it answers authenticated connections only, and the gateway holds no credentials
+        (its brokers get listeners as responses name them)."""
         for host, port in upstream:
             try:
                 frame = await asyncio.wait_for(self._metadata(host, port), DISCOVERY_TIMEOUT_S)
@@ -84,9 +98,8 @@ class BrokerListeners:
                 log.warning("cannot list the brokers at %s:%d: %s", host, port, exc)
         return False
 
-    @staticmethod
-    async def _metadata(host: str, port: int) -> bytes | None:
-        reader, writer = await asyncio.open_connection(host, port)
+    async def _metadata(self, host: str, port: int) -> bytes | None:
+        reader, writer = await open_upstream(self._config, host, port)
         try:
             request = MetadataRequest(topics=[], allow_auto_topic_creation=False)
             writer.write(encode_request(request, DISCOVERY_METADATA_VERSION, 1, DISCOVERY_CLIENT_ID))
@@ -105,7 +118,9 @@ class BrokerListeners:
             await self._accept(reader, writer, node_id)
 
         try:
-            server = await asyncio.start_server(accept, self._host, port, backlog=self._backlog)
+            server = await asyncio.start_server(
+                accept, self._host, port, backlog=self._backlog, ssl=self._config.server_ssl,
+                ssl_handshake_timeout=self._config.frame_timeout_s if self._config.server_ssl else None)
         except OSError as exc:
             raise UpstreamError(f"cannot listen for broker {node_id} on {self._host}:{port}: {exc}") from exc
         self._servers.append(server)

@@ -2,47 +2,65 @@
 
 from __future__ import annotations
 
+import logging
+import ssl
 from dataclasses import dataclass
 
 from configwatch.contract import SECURITY_PROTOCOLS
 from configwatch.errors import UsageError
 from configwatch.hostports import host_port
 from configwatch.settings import Settings
+from policy.gateway.tls import server_context, upstream_context
 
-__all__ = ["GatewayConfig", "parse_upstream"]
+__all__ = ["GatewayConfig", "parse_upstream", "uses_sasl", "uses_tls"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PROTOCOL = "PLAINTEXT"
 
 
-SUPPORTED_UPSTREAM_PROTOCOL = "PLAINTEXT"
+def uses_tls(protocol: str) -> bool:
+    return protocol in ("SSL", "SASL_SSL")
 
 
-def parse_upstream(text: str | None,
-                   security_protocol: str = SUPPORTED_UPSTREAM_PROTOCOL) -> tuple[tuple[str, int], ...]:
-    """``host:port,host:port`` (optionally ``PLAINTEXT://host:port``) as address pairs; None means no upstream
-    (not a proxy). TLS and SASL upstreams are refused: the gateway does not terminate them."""
+def uses_sasl(protocol: str) -> bool:
+    return protocol.startswith("SASL_")
+
+
+def parse_upstream(text: str | None, security_protocol: str = DEFAULT_PROTOCOL
+                   ) -> tuple[tuple[tuple[str, int], ...], str]:
+    """``host:port,...`` (each optionally ``PROTOCOL://host:port``) as address pairs and the cluster's security
+    protocol; no addresses means no upstream (not a proxy)."""
     if text is None:
-        if security_protocol != SUPPORTED_UPSTREAM_PROTOCOL:
+        if security_protocol != DEFAULT_PROTOCOL:
             raise UsageError(f"--upstream-security-protocol {security_protocol}: applies only to a proxy; give the "
                              "cluster with --upstream (or leave both out)")
-        return ()
+        return (), security_protocol
     addresses = []
+    prefixed: set[str] = set()
     for item in text.split(","):
         protocol, sep, rest = item.strip().partition("://")
         if not protocol:
             continue
         if sep:
-            item, security_protocol = rest, protocol.upper()
-        if security_protocol not in SECURITY_PROTOCOLS:
-            raise UsageError(f"--upstream: {protocol!r} is not a security protocol ({', '.join(SECURITY_PROTOCOLS)})")
-        if security_protocol != SUPPORTED_UPSTREAM_PROTOCOL:
-            raise UsageError(f"--upstream: a {security_protocol} upstream is not supported yet; the gateway proxies "
-                             "plaintext clusters only (see docs/ingest.md, Proxy mode)")
+            item = rest
+            prefixed.add(protocol.upper())
+            if protocol.upper() not in SECURITY_PROTOCOLS:
+                raise UsageError(f"--upstream: {protocol!r} is not a security protocol "
+                                 f"({', '.join(SECURITY_PROTOCOLS)})")
         try:
             addresses.append(host_port(item))
         except ValueError as exc:
             raise UsageError(f"--upstream: {exc}") from None
     if not addresses:
         raise UsageError("--upstream: empty; give the cluster's HOST:PORT,... (or leave it out: no proxy)")
-    return tuple(addresses)
+    if prefixed:
+        named = prefixed.pop()
+        if prefixed or security_protocol not in (DEFAULT_PROTOCOL, named):
+            raise UsageError("--upstream: its addresses name different security protocols (or another than "
+                             "--upstream-security-protocol); a cluster's listener speaks one")
+        security_protocol = named
+    return tuple(addresses), security_protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,14 +82,30 @@ class GatewayConfig:
     socket_receive_buffer_bytes: int = 102400
     push_rate_limit: float = 0.0
     listener: str = "PLAINTEXT"
-    security_protocol: str = "PLAINTEXT"
+    security_protocol: str = "PLAINTEXT"  # what clients speak to every listener of the gateway
+    server_ssl: ssl.SSLContext | None = None  # SSL and SASL_SSL listeners
     upstream: tuple[tuple[str, int], ...] = ()
+    upstream_protocol: str = "PLAINTEXT"
+    upstream_ssl: ssl.SSLContext | None = None
     broker_port_base: int = 0
+    advertised_host: str | None = None  # written into responses naming brokers; None: ``host``
+
+    @property
+    def sasl(self) -> bool:
+        """Whether clients authenticate with SASL (passed through to the cluster)."""
+        return uses_sasl(self.security_protocol)
+
+    @property
+    def advertised(self) -> str:
+        return self.advertised_host or self.host
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GatewayConfig:
         """The gateway's knobs; a setting that cannot work is a ``UsageError`` naming its flag."""
         _check(settings)
+        upstream, upstream_protocol = parse_upstream(settings.upstream, settings.upstream_security_protocol)
+        protocol = settings.gateway_security_protocol
+        _check_security(settings, protocol, upstream_protocol, bool(upstream))
         return cls(
             host=settings.gateway_host,
             port=settings.gateway_port,
@@ -86,9 +120,47 @@ class GatewayConfig:
             socket_send_buffer_bytes=settings.gateway_socket_send_buffer_bytes,
             socket_receive_buffer_bytes=settings.gateway_socket_receive_buffer_bytes,
             push_rate_limit=settings.gateway_push_rate_limit,
-            upstream=parse_upstream(settings.upstream, settings.upstream_security_protocol),
+            listener=protocol,
+            security_protocol=protocol,
+            server_ssl=server_context(settings.gateway_ssl_certfile, settings.gateway_ssl_keyfile,
+                                      settings.gateway_ssl_cafile)
+            if uses_tls(protocol) and settings.gateway_ssl_certfile and settings.gateway_ssl_keyfile else None,
+            upstream=upstream,
+            upstream_protocol=upstream_protocol,
+            upstream_ssl=upstream_context(settings.upstream_ssl_cafile, settings.upstream_ssl_certfile,
+                                          settings.upstream_ssl_keyfile, settings.upstream_ssl_check_hostname)
+            if uses_tls(upstream_protocol) else None,
             broker_port_base=settings.gateway_broker_port_base,
+            advertised_host=settings.gateway_advertised_host,
         )
+
+
+def _check_security(settings: Settings, protocol: str, upstream_protocol: str, proxy: bool) -> None:
+    """Security settings that cannot work together are refused, naming the flag to change."""
+    if uses_tls(protocol) and not (settings.gateway_ssl_certfile and settings.gateway_ssl_keyfile):
+        raise UsageError(f"--gateway-security-protocol {protocol} needs --gateway-ssl-certfile and "
+                         "--gateway-ssl-keyfile (PEM)")
+    if not uses_tls(protocol):
+        for flag, value in (("--gateway-ssl-certfile", settings.gateway_ssl_certfile),
+                            ("--gateway-ssl-keyfile", settings.gateway_ssl_keyfile),
+                            ("--gateway-ssl-cafile", settings.gateway_ssl_cafile)):
+            if value is not None:
+                raise UsageError(f"{flag} applies to an SSL or SASL_SSL --gateway-security-protocol, not {protocol}")
+    if not uses_tls(upstream_protocol):
+        for flag, value in (("--upstream-ssl-cafile", settings.upstream_ssl_cafile),
+                            ("--upstream-ssl-certfile", settings.upstream_ssl_certfile),
+                            ("--upstream-ssl-keyfile", settings.upstream_ssl_keyfile)):
+            if value is not None:
+                raise UsageError(f"{flag} applies to an SSL or SASL_SSL upstream, not {upstream_protocol}")
+    if uses_sasl(protocol) and not proxy:
+        raise UsageError(f"--gateway-security-protocol {protocol}: SASL is authenticated by the cluster behind "
+                         "the gateway; give it with --upstream (proxy mode)")
+    if proxy and uses_sasl(protocol) != uses_sasl(upstream_protocol):
+        raise UsageError(f"--gateway-security-protocol {protocol} with a {upstream_protocol} upstream: SASL passes "
+                         "through the gateway, so both sides use it or neither does")
+    if uses_tls(upstream_protocol) and not settings.upstream_ssl_check_hostname:
+        log.warning("--no-upstream-ssl-check-hostname: the brokers' certificates are not checked against their "
+                    "host names; anyone on the path with a certificate of the CA can stand in for a broker")
 
 
 def _check(settings: Settings) -> None:

@@ -30,12 +30,11 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, connection_id: str,
-                           client_address: str | None, config: GatewayConfig, handler: RequestHandler,
-                           registry: ConnectionRegistry, metrics: GatewayMetrics,
-                           budget: FrameBudget | None = None) -> str:
+async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, state: ConnectionState,
+                           config: GatewayConfig, handler: RequestHandler, registry: ConnectionRegistry,
+                           metrics: GatewayMetrics, budget: FrameBudget | None = None) -> str:
     """Serve one connection until it ends; returns the reason it ended."""
-    state = ConnectionState(connection_id=connection_id, client_address=client_address)
+    connection_id = state.connection_id
     reason = "eof"
     try:
         while True:

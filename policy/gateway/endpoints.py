@@ -60,6 +60,9 @@ _REWRITE_FROM = {PRODUCE_KEY: 10}
 _CAPPED = {FETCH_KEY: 15, DESCRIBE_QUORUM_KEY: 1}
 # Never advertised: their responses carry NodeEndpoints and have no schema here.
 _WITHHELD = frozenset({78, 79})  # ShareFetch, ShareAcknowledge
+# Lowest version advertised: SaslHandshake v0 is followed by raw SASL tokens outside Kafka's framing, which a
+# proxy reading requests cannot relay; v1 (Kafka 1.0+ clients) wraps them in SaslAuthenticate.
+_FLOOR = {17: 1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +98,7 @@ def advertised_api_keys(upstream: Iterable[Any], *, push_config: bool) -> list[A
         if key in REWRITTEN:
             high = min(high, REWRITTEN[key].max_version)
         high = min(high, _CAPPED.get(key, high))
+        low = max(low, _FLOOR.get(key, low))
         if high >= low:
             keys.append(ApiVersionsResponse.ApiVersion(api_key=key, min_version=low, max_version=high))
     if push_config:

@@ -141,6 +141,9 @@ class GatewayMetrics:
                                 ["api", "outcome"], registry=r)
         self.closes = Counter("configwatch_gateway_connections_closed", "connections ended, by reason",
                               ["reason"], registry=r)
+        self.sasl = Counter("configwatch_gateway_sasl_authentications", "SASL exchanges the cluster answered "
+                            "through the gateway, by mechanism and outcome (ok, failed)", ["mechanism", "outcome"],
+                            registry=r)
         r.register(_StateCollector(connections, publisher_stats))
         self._http: Any = None
         self._http_thread: threading.Thread | None = None

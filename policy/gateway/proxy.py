@@ -28,7 +28,7 @@ from typing import Any
 
 from policy.exceptions import FrameError, FrameTimeoutError, PolicyError, ProtocolError
 from policy.gateway.apis import ConnectionState, Reply, RequestHandler
-from policy.gateway.brokers import BrokerListeners
+from policy.gateway.brokers import BrokerListeners, open_upstream
 from policy.gateway.config import GatewayConfig
 from policy.gateway.endpoints import (
     advertised_api_keys,
@@ -39,6 +39,7 @@ from policy.gateway.endpoints import (
 )
 from policy.gateway.metrics import GatewayMetrics
 from policy.gateway.registry import ConnectionRegistry
+from policy.gateway.sasl import SASL_AUTHENTICATE_KEY, SASL_HANDSHAKE_KEY, SaslExchange, response_error
 from policy.gateway.usage import RequestUsage
 from policy.protocol import (
     API_VERSIONS_KEY,
@@ -82,14 +83,15 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-async def _connect(upstream: Sequence[tuple[str, int]]) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """Connect to the first upstream address that answers."""
+async def _connect(config: GatewayConfig, upstream: Sequence[tuple[str, int]]
+                   ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Connect to the first upstream address that answers (over TLS when the cluster speaks it)."""
     last: Exception | None = None
     for host, port in upstream:
         try:
             async with asyncio.timeout(CONNECT_TIMEOUT_S):
-                return await asyncio.open_connection(host, port)
-        except (OSError, TimeoutError) as exc:
+                return await open_upstream(config, host, port)
+        except (OSError, TimeoutError) as exc:  # ssl.SSLError (a certificate refused) is an OSError
             last = exc
     raise ConnectionError(f"no upstream broker reachable at {upstream}: {last}")
 
@@ -224,6 +226,8 @@ class _ProxyConnection:
                 payload = encode_request(request, upstream_version, correlation_id, header.client_id)[4:]
         else:
             self._handler.register_unknown(state)
+            if state.sasl is not None and key in (SASL_HANDSHAKE_KEY, SASL_AUTHENTICATE_KEY):
+                self._note_sasl(state.sasl, key, version, payload)
         self._usage.record(key, version)  # before forwarding: a request the broker refuses by closing counts too
         self._metrics.requests.labels(api=str(key), outcome="forwarded").inc()
         if expects_response(payload, key, version):
@@ -231,6 +235,24 @@ class _ProxyConnection:
         self._up_writer.writelines((_size_prefix(payload), payload))  # one send for small requests
         await self._up_writer.drain()
         return True
+
+    @staticmethod
+    def _note_sasl(exchange: SaslExchange, key: int, version: int, payload: bytes) -> None:
+        """Read what the gateway keeps of a SASL request (the mechanism, the identity) on its way upstream."""
+        if key == SASL_HANDSHAKE_KEY:
+            exchange.handshake(payload)
+        else:
+            exchange.authenticate(payload, version)
+
+    def _sasl_answered(self, pending: _Pending, frame: bytes) -> None:
+        """The broker's verdict on a SASL step: count it, and open the connection once it authenticated."""
+        state = self._state
+        assert state.sasl is not None
+        error = response_error(frame, pending.api_key, pending.version)
+        if error != NONE:
+            self._handler.authentication_failed(state, error)
+        elif pending.api_key == SASL_AUTHENTICATE_KEY and not state.sasl.authenticated and state.sasl.accepted():
+            self._handler.authenticated(state)
 
     async def _answer(self, header: Any, reply: Reply) -> bool:
         """Queue the gateway's own reply in request order; False when the connection closes after it."""
@@ -300,12 +322,15 @@ class _ProxyConnection:
             raise ProtocolError(f"correlation id {correlation_id}, expected {pending.correlation_id}")
         if pending.api_key == API_VERSIONS_KEY:
             return self._api_versions(pending, frame)
+        if self._state.sasl is not None and pending.api_key in (SASL_HANDSHAKE_KEY, SASL_AUTHENTICATE_KEY):
+            self._sasl_answered(pending, frame)
+            return _size_prefix(frame) + frame
         decoded = decode_endpoints(pending.api_key, pending.version, frame)
         if decoded is None or not decoded[1]:
             return _size_prefix(frame) + frame
         message, endpoints = decoded
         ports = await self._brokers.ports_for(endpoints)
-        return rewrite_endpoints(message, endpoints, ports, self._config.host, pending.version,
+        return rewrite_endpoints(message, endpoints, ports, self._config.advertised, pending.version,
                                  pending.correlation_id)
 
     def _api_versions(self, pending: _Pending, frame: bytes) -> bytes:
@@ -333,19 +358,19 @@ def _advertised_api_versions(upstream_body: bytes, upstream_version: int, versio
     return reframe(response, version, 0)[8:]  # without the size and the correlation id
 
 
-async def serve_proxy_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, connection_id: str,
-                                 client_address: str | None, upstream: Sequence[tuple[str, int]],
+async def serve_proxy_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
+                                 state: ConnectionState, upstream: Sequence[tuple[str, int]],
                                  config: GatewayConfig, handler: RequestHandler, registry: ConnectionRegistry,
                                  metrics: GatewayMetrics, brokers: BrokerListeners,
                                  budget: FrameBudget | None = None) -> str:
     """Proxy one client connection through its own upstream connection; returns the reason it ended."""
-    state = ConnectionState(connection_id=connection_id, client_address=client_address)
+    connection_id = state.connection_id
     usage = RequestUsage()
     up_writer: asyncio.StreamWriter | None = None
     reason = "upstream_unreachable"
     try:
         try:
-            up_reader, up_writer = await _connect(upstream)
+            up_reader, up_writer = await _connect(config, upstream)
         except ConnectionError as exc:
             log.warning("closing %s: %s", connection_id, exc)
         else:
@@ -355,6 +380,8 @@ async def serve_proxy_connection(reader: asyncio.StreamReader, writer: asyncio.S
     except asyncio.CancelledError:
         reason = "shutdown"
     finally:
+        if state.sasl is not None and state.sasl.authenticated:
+            handler.register_unknown(state)  # authenticated, then ended before another request: it opened too
         registry.unregister(connection_id, usage.event_fields())
         metrics.closes.labels(reason=reason).inc()
         writer.close()

@@ -18,13 +18,15 @@ from typing import Any
 
 from configwatch.secrets import SecretStr
 from policy.api import ClientConfigPolicy
-from policy.gateway.apis import RequestHandler
+from policy.gateway.apis import ConnectionState, RequestHandler
 from policy.gateway.brokers import BrokerListeners
 from policy.gateway.config import GatewayConfig
 from policy.gateway.connection import serve_connection
 from policy.gateway.metrics import GatewayMetrics
 from policy.gateway.proxy import serve_proxy_connection
 from policy.gateway.registry import ConnectionRegistry
+from policy.gateway.sasl import SaslExchange
+from policy.gateway.tls import tls_posture
 from policy.protocol import FrameBudget
 from policy.publisher import EventSink, PublisherStats
 
@@ -50,8 +52,7 @@ class Gateway:
         self._server: asyncio.Server | None = None
         self._seq = itertools.count()
         self.port: int | None = None
-        self.brokers = (BrokerListeners(config.host, config.broker_port_base, self._serve, backlog=self._backlog)
-                        if config.upstream else None)
+        self.brokers = (BrokerListeners(config, self._serve, backlog=self._backlog) if config.upstream else None)
 
     @property
     def _backlog(self) -> int:
@@ -64,13 +65,18 @@ class Gateway:
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(
-            self._accept, self.config.host, self.config.port, backlog=self._backlog)
+            self._accept, self.config.host, self.config.port, backlog=self._backlog, ssl=self.config.server_ssl,
+            ssl_handshake_timeout=self.config.frame_timeout_s if self.config.server_ssl else None)
         self.port = int(self._server.sockets[0].getsockname()[1])
-        log.info("PushConfig gateway listening on %s:%d", self.config.host, self.port)
+        log.info("PushConfig gateway listening on %s:%d (%s)", self.config.host, self.port,
+                 self.config.security_protocol)
         if self.brokers is not None:
-            log.info("proxying to the Kafka cluster at %s",
-                     ",".join(f"{h}:{p}" for h, p in self.config.upstream))
-            if not await self.brokers.discover(self.config.upstream):
+            log.info("proxying to the Kafka cluster at %s (%s)",
+                     ",".join(f"{h}:{p}" for h, p in self.config.upstream), self.config.upstream_protocol)
+            if self.config.sasl:
+                log.info("a SASL cluster answers authenticated clients only: each broker gets its listener when a "
+                         "response first names it")
+            elif not await self.brokers.discover(self.config.upstream):
                 log.warning("no upstream broker answered yet; broker listeners start when one does")
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -86,19 +92,19 @@ class Gateway:
         self._size_socket_buffers(writer)
         local = writer.get_extra_info("sockname") or ("?", 0)
         peer = writer.get_extra_info("peername") or ("?", 0)
-        connection_id = f"{local[0]}:{local[1]}-{peer[0]}:{peer[1]}-{next(self._seq)}"
+        state = ConnectionState(connection_id=f"{local[0]}:{local[1]}-{peer[0]}:{peer[1]}-{next(self._seq)}",
+                                client_address=str(peer[0]), tls=tls_posture(writer),
+                                sasl=SaslExchange() if self.config.sasl else None)
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
         try:
             if self.brokers is None:
-                await serve_connection(reader, writer, connection_id=connection_id, client_address=str(peer[0]),
-                                       config=self.config, handler=self._handler, registry=self.registry,
-                                       metrics=self.metrics, budget=self.frame_budget)
+                await serve_connection(reader, writer, state=state, config=self.config, handler=self._handler,
+                                       registry=self.registry, metrics=self.metrics, budget=self.frame_budget)
             else:
                 upstream = self.config.upstream if node_id is None else (self.brokers.target(node_id),)
-                await serve_proxy_connection(reader, writer, connection_id=connection_id,
-                                             client_address=str(peer[0]), upstream=upstream, config=self.config,
+                await serve_proxy_connection(reader, writer, state=state, upstream=upstream, config=self.config,
                                              handler=self._handler, registry=self.registry, metrics=self.metrics,
                                              brokers=self.brokers, budget=self.frame_budget)
         finally:

@@ -1,3 +1,5 @@
+import java.io.FileReader;
+import java.io.Reader;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -22,7 +24,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
 /**
  * What an unmodified kafka-clients application does against one bootstrap address:
  * create a topic (Admin), produce N records (acks=all, idempotent), consume them in a
- * consumer group and commit. Arguments: bootstrap, topic, group, N. Prints one JSON
+ * consumer group and commit. Arguments: bootstrap, topic, group, N, and optionally a
+ * properties file of client settings (security.protocol, ssl.*, sasl.*). Prints one JSON
  * object: the client's version, the brokers the Admin client was told about, the
  * values received and the offsets committed. Used by tests/test_gateway_proxy_clients.py;
  * prints facts only, judges nothing.
@@ -41,6 +44,11 @@ public final class ProxyRoundTrip {
         Properties common = new Properties();
         common.put("bootstrap.servers", bootstrap);
         common.put("client.id", "proxy-roundtrip-java");
+        if (args.length > 4) {
+            try (Reader settings = new FileReader(args[4])) {
+                common.load(settings);
+            }
+        }
         List<String> brokers = new ArrayList<>();
         try (Admin admin = Admin.create(common)) {
             admin.createTopics(Collections.singleton(new NewTopic(topic, 3, (short) 1))).all().get();
