@@ -85,8 +85,8 @@ class Settings:
         "<cache>/fingerprint.key); prefer the environment variable", commands=(), metavar="KEY")
     gauges_topic: str = setting(GAUGES_TOPIC, "compacted topic of per-version connection gauges",
                                 commands=("dashboard", "run", "demo"), metavar="TOPIC")
-    alerts_topic: str = setting(ALERTS_TOPIC, "topic of findings (alerts)", commands=("dashboard", "run", "demo"),
-                                metavar="TOPIC")
+    alerts_topic: str = setting(ALERTS_TOPIC, "topic of findings (alerts)",
+                                commands=("dashboard", "run", "demo", "report"), metavar="TOPIC")
     usage_topic: str = setting(USAGE_TOPIC, "compacted topic of request versions per client software name and "
                                "version (gateway proxy mode)", commands=("dashboard", "run", "demo", "report"),
                                metavar="TOPIC")
@@ -192,6 +192,10 @@ class Settings:
     gateway_ssl_cafile: Path | None = setting(None, "SSL/SASL_SSL: CA certificates (PEM); given, every client must "
                                               "present a certificate they sign (mutual TLS)",
                                               commands=("gateway",), metavar="FILE")
+    gateway_ssl_enabled_protocols: str = setting("TLSv1.2,TLSv1.3", "SSL/SASL_SSL: the TLS versions clients may "
+                                                 "negotiate (ssl.enabled.protocols); adding TLSv1.1 or TLSv1 lets "
+                                                 "such clients connect so their posture is flagged",
+                                                 commands=("gateway",), metavar="VERSIONS")
     gateway_advertised_host: str | None = setting(None, "proxy mode: the host written into Metadata, "
                                                   "FindCoordinator and DescribeCluster answers (default: "
                                                   "--gateway-host)", commands=("gateway",), metavar="HOST")

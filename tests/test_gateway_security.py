@@ -44,6 +44,7 @@ PROTOCOLS = ("SASL_SSL", "SSL", "SASL_PLAINTEXT")
 COUNT = 30
 PRINCIPAL = {"SASL_SSL": "User:alice", "SASL_PLAINTEXT": "User:alice", "SSL": "User:CN=carol,OU=apps,O=configwatch"}
 SASL_METRIC = "configwatch_gateway_sasl_authentications_total"
+SECURITY_GAUGE = "configwatch_gateway_client_security_connections"
 
 
 @contextmanager
@@ -93,6 +94,11 @@ def test_kafka_python_through_a_secured_gateway(kafka_broker: SecureBroker, kafk
         producer = KafkaProducer(acks="all", **common)
         for f in [producer.send(topic, value=v.encode()) for v in _values()]:
             f.get(timeout=30)
+        labels = {"client_software_name": "kafka-python", "client_software_version": kafka.__version__,
+                  "security_protocol": protocol, "sasl_mechanism": MECHANISM[protocol] or "none",
+                  "tls_version": "TLSv1.3" if protocol in ("SSL", "SASL_SSL") else "none"}
+        eventually(lambda: metric(gw, SECURITY_GAUGE, **labels) >= 1 or None, timeout_s=10,
+                   message="the producer's connection under its posture on /metrics")
         producer.close()
         consumer = KafkaConsumer(topic, group_id=group, auto_offset_reset="earliest", enable_auto_commit=False,
                                  **common)

@@ -89,6 +89,8 @@ def test_tls_settings_that_cannot_work_are_refused_with_one_line(ca: LocalCA, tm
         "applies to an SSL or SASL_SSL upstream": _settings(upstream="127.0.0.1:9092",
                                                             upstream_ssl_cafile=ca.cert),
         "different security protocols": _settings(upstream="SSL://127.0.0.1:9092,SASL_SSL://127.0.0.1:9093"),
+        "name versions among": _settings(gateway_security_protocol="SSL", gateway_ssl_certfile=server.cert,
+                                         gateway_ssl_keyfile=server.key, gateway_ssl_enabled_protocols="TLSv9"),
     }
     for expected, settings in cases.items():
         with pytest.raises(UsageError, match=expected) as caught:

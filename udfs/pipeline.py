@@ -45,6 +45,7 @@ from configwatch.contract import (
 from configwatch.records import Gauge
 from configwatch.secrets import SecretStr
 from udfs.gauges import GaugeConfig, masked_texts
+from udfs.rules.posture import posture_findings
 from udfs.rules.stateful import KEY_SEP, OBSERVATION_SCHEMA, pass_key, prepare
 from udfs.schema import EVENT_SCHEMA
 from udfs.sensitivity import masked_identities
@@ -190,6 +191,7 @@ def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,
             kind = pa.array([ALERTS] * observed.num_rows, pa.string())
             parts.append(_table({**{n: observed.column(n) for n in observed.column_names}, "kind": kind},
                                 observed.num_rows, ROUTED_SCHEMA))
+        parts.append(pass_rows(ALERTS, *posture_findings(valid, key, now_ms)))
     if GAUGES in kinds or USAGE in kinds:  # one pass over the connection events gives both
         parts.append(_gauge_rows(valid, gauges, key))
     return pa.concat_tables(parts) if parts else ROUTED_SCHEMA.empty_table()

@@ -123,7 +123,7 @@ class GatewayConfig:
             listener=protocol,
             security_protocol=protocol,
             server_ssl=server_context(settings.gateway_ssl_certfile, settings.gateway_ssl_keyfile,
-                                      settings.gateway_ssl_cafile)
+                                      settings.gateway_ssl_cafile, settings.gateway_ssl_enabled_protocols)
             if uses_tls(protocol) and settings.gateway_ssl_certfile and settings.gateway_ssl_keyfile else None,
             upstream=upstream,
             upstream_protocol=upstream_protocol,

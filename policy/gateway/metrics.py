@@ -39,13 +39,14 @@ MAX_SOFTWARE_SERIES = 500
 OTHER = "other"
 
 
-def bounded_series(counts: dict[tuple[str, str], int]) -> list[tuple[tuple[str, str], int]]:
-    """The largest ``MAX_SOFTWARE_SERIES - 1`` series by count, then the rest summed as (other, other)."""
+def bounded_series(counts: dict[tuple[str, ...], int]) -> list[tuple[tuple[str, ...], int]]:
+    """The largest ``MAX_SOFTWARE_SERIES - 1`` series by count, then the rest summed as (other, other, ...)."""
     ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     if len(ordered) <= MAX_SOFTWARE_SERIES:
         return sorted(ordered)
     kept = ordered[:MAX_SOFTWARE_SERIES - 1]
-    return [*sorted(kept), ((OTHER, OTHER), sum(n for _, n in ordered[MAX_SOFTWARE_SERIES - 1:]))]
+    other = (OTHER,) * len(ordered[0][0])
+    return [*sorted(kept), (other, sum(n for _, n in ordered[MAX_SOFTWARE_SERIES - 1:]))]
 
 
 class _WindowedMax:
@@ -87,9 +88,17 @@ class _StateCollector(Collector):
         sw = GaugeMetricFamily("configwatch_gateway_client_software_connections",
                                "KIP-511 connections: open registered connections per client software name and "
                                "version", labels=["client_software_name", "client_software_version"])
-        for (name, version), n in bounded_series(self._connections.connections_by_software()):
-            sw.add_metric([name, version], n)
+        for labels, n in bounded_series(self._connections.connections_by_software()):
+            sw.add_metric(list(labels), n)
         yield sw
+        posture = GaugeMetricFamily("configwatch_gateway_client_security_connections",
+                                    "open registered connections per client software name and version and their "
+                                    "security: protocol, SASL mechanism and TLS version ('none': not used)",
+                                    labels=["client_software_name", "client_software_version", "security_protocol",
+                                            "sasl_mechanism", "tls_version"])
+        for labels, n in bounded_series(self._connections.connections_by_security()):
+            posture.add_metric(list(labels), n)
+        yield posture
         if self._stats is None:
             return
         stats = self._stats()

@@ -41,7 +41,8 @@ class ConnectionRegistry:
         self._identity_key = identity_key
         self._open: dict[str, RequestContext] = {}
         self._instances: Counter[str] = Counter()
-        self._software: Counter[tuple[str, str]] = Counter()
+        self._software: Counter[tuple[str, ...]] = Counter()
+        self._security: Counter[tuple[str, ...]] = Counter()
 
     def register(self, context: RequestContext) -> bool:
         """Record a connection's identity; publishes ``connection_opened`` the first time only."""
@@ -51,6 +52,7 @@ class ConnectionRegistry:
         if context.client_instance_id:
             self._instances[context.client_instance_id] += 1
         self._software[self._software_of(context)] += 1
+        self._security[self._security_of(context)] += 1
         self._publish(CONNECTION_OPENED, context)
         return True
 
@@ -64,10 +66,11 @@ class ConnectionRegistry:
             self._instances[context.client_instance_id] -= 1
             if self._instances[context.client_instance_id] <= 0:
                 del self._instances[context.client_instance_id]
-        sw = self._software_of(context)
-        self._software[sw] -= 1
-        if self._software[sw] <= 0:
-            del self._software[sw]
+        for counts, labels in ((self._software, self._software_of(context)),
+                               (self._security, self._security_of(context))):
+            counts[labels] -= 1
+            if counts[labels] <= 0:
+                del counts[labels]
         self._publish(CONNECTION_CLOSED, context, closed_fields)
         return True
 
@@ -82,9 +85,18 @@ class ConnectionRegistry:
     def unique_client_instances(self) -> int:
         return len(self._instances)
 
-    def connections_by_software(self) -> dict[tuple[str, str], int]:
+    def connections_by_software(self) -> dict[tuple[str, ...], int]:
         """KIP-511 ``connections`` per (software name, version) as counted by :meth:`_software_of`."""
         return dict(self._software)
+
+    def connections_by_security(self) -> dict[tuple[str, ...], int]:
+        """Open connections per (software name, version, security protocol, SASL mechanism, TLS version)."""
+        return dict(self._security)
+
+    def _security_of(self, context: RequestContext) -> tuple[str, ...]:
+        name, version = self._software_of(context)
+        return (name, version, context.security_protocol or "none", context.sasl_mechanism or "none",
+                context.tls_version or "none")
 
     def _software_of(self, context: RequestContext) -> tuple[str, str]:
         """The (name, version) a connection counts under: as its events are published; absent is unknown."""

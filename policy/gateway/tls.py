@@ -10,14 +10,23 @@ form, as ``javax.security.auth.x500.X500Principal.getName()`` writes it).
 from __future__ import annotations
 
 import asyncio
+import logging
 import ssl
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from configwatch.errors import UsageError
 
-__all__ = ["TlsPosture", "principal_of", "server_context", "tls_posture", "upstream_context"]
+__all__ = ["TLS_VERSIONS", "TlsPosture", "principal_of", "server_context", "tls_posture", "upstream_context"]
+
+log = logging.getLogger(__name__)
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    TLS_VERSIONS = {"TLSv1": ssl.TLSVersion.TLSv1, "TLSv1.1": ssl.TLSVersion.TLSv1_1,
+                    "TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
 
 # X500Principal's RFC 2253 keywords for the attribute names Python's ssl module reports.
 _KEYWORDS = {
@@ -44,9 +53,32 @@ def _readable(flag: str, path: Path) -> str:
     return str(path)
 
 
-def server_context(certfile: Path, keyfile: Path, cafile: Path | None) -> ssl.SSLContext:
-    """The listeners' TLS: the gateway's certificate; with ``cafile``, client certificates required."""
+def _versions(enabled: str) -> tuple[ssl.TLSVersion, ssl.TLSVersion]:
+    """The lowest and highest of ``enabled`` (Kafka's ``ssl.enabled.protocols`` names)."""
+    names = [v.strip() for v in enabled.split(",") if v.strip()]
+    unknown = [v for v in names if v not in TLS_VERSIONS]
+    if unknown or not names:
+        raise UsageError(f"--gateway-ssl-enabled-protocols {enabled!r}: name versions among "
+                         f"{', '.join(TLS_VERSIONS)}")
+    chosen = sorted(TLS_VERSIONS[v] for v in names)
+    return chosen[0], chosen[-1]
+
+
+def server_context(certfile: Path, keyfile: Path, cafile: Path | None,
+                   enabled_protocols: str = "TLSv1.2,TLSv1.3") -> ssl.SSLContext:
+    """The listeners' TLS: the gateway's certificate; with ``cafile``, client certificates required.
+
+    Versions below 1.2 in ``enabled_protocols`` are accepted so their clients' posture shows (OpenSSL 3
+    refuses them at its default security level, so that level is lowered for such a gateway)."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    lowest, highest = _versions(enabled_protocols)
+    with warnings.catch_warnings():  # Python deprecates naming TLS 1.0 and 1.1: here that is the point
+        warnings.simplefilter("ignore", DeprecationWarning)
+        ctx.minimum_version, ctx.maximum_version = lowest, highest
+        if lowest < ssl.TLSVersion.TLSv1_2:
+            ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
+            log.warning("--gateway-ssl-enabled-protocols %s: clients may connect with TLS below 1.2 (flagged "
+                        "as posture-weak-tls)", enabled_protocols)
     cert, key = _readable("--gateway-ssl-certfile", certfile), _readable("--gateway-ssl-keyfile", keyfile)
     try:
         ctx.load_cert_chain(cert, key)

@@ -15,10 +15,11 @@ from configwatch.contract import SEVERITIES
 from udfs.rules.exceptions import RulesError
 from udfs.sensitivity import RULE_CUSTOM, RULE_INFIX, RULE_NAME, RULE_PREFIX, RULE_SUFFIX, RULE_TYPE
 
-__all__ = ["ANOMALY", "CATALOG", "SENSITIVE_LEAK", "Rule", "rule"]
+__all__ = ["ANOMALY", "CATALOG", "POSTURE", "SENSITIVE_LEAK", "Rule", "rule"]
 
 SENSITIVE_LEAK: Final = "sensitive_leak"
 ANOMALY: Final = "anomaly"
+POSTURE: Final = "security_posture"  # judged from the connection (udfs.rules.posture), not from pushed keys
 
 _KIP = "draft KIP PushConfig / ClientConfigPolicy, section Sensitive Configuration"
 _PRODUCER = "Kafka documentation, Producer Configs"
@@ -40,7 +41,7 @@ class Rule:
     clients: str = "every family and release"  # the client families and releases the rule applies to
 
     def __post_init__(self) -> None:
-        if self.kind not in (SENSITIVE_LEAK, ANOMALY):
+        if self.kind not in (SENSITIVE_LEAK, ANOMALY, POSTURE):
             raise RulesError(f"rule {self.id}: unknown kind {self.kind!r}")
         if self.severity not in SEVERITIES:
             raise RulesError(f"rule {self.id}: unknown severity {self.severity!r}")
@@ -58,6 +59,12 @@ def _anomaly(rule_id: str, severity: str, keys: tuple[str, ...], rationale: str,
     return Rule(rule_id, ANOMALY, severity, keys, rationale, source, stateful, clients)
 
 
+def _posture(rule_id: str, severity: str, keys: tuple[str, ...], rationale: str, source: str) -> Rule:
+    return Rule(rule_id, POSTURE, severity, keys, rationale, source,
+                clients="every family and release, on connections through the gateway (its TLS and SASL)")
+
+
+_SECURITY = "Kafka documentation, Security: Encryption and Authentication using SSL, Authentication using SASL"
 _OWN_NAMES = ("keys under each family's own names where it has the setting: kafka-python keyword arguments, "
               "sarama Config fields, franz-go options; Go durations read in milliseconds")
 _PRODUCERS = f"producers of every family with a key set ({_OWN_NAMES})"
@@ -131,6 +138,18 @@ CATALOG: Final[tuple[Rule, ...]] = (
           "by attribute (CN=, OU=, ...), each value with the client-id conventions.",
           "Kafka protocol request header client_id; record contract, event fields client_id and principal",
              clients="every family and release (the edge masks such a field before publishing)"),
+    # --- security posture: what the connection shows (a compliant client never pushes these keys) ---
+    _posture("posture-plain-over-plaintext", "critical", ("security.protocol", "sasl.mechanism"),
+             "SASL/PLAIN over a plaintext connection: the password crosses the network in clear text.",
+             f"{_SECURITY}: SASL/PLAIN \"should be used only with TLS as transport layer\""),
+    _posture("posture-weak-tls", "high", ("ssl.enabled.protocols", "ssl.protocol"),
+             "The connection negotiated TLS 1.1 or older, which RFC 8996 deprecates; Kafka enables TLS 1.2 "
+             "and 1.3 only by default.",
+             f"RFC 8996 (Deprecating TLS 1.0 and TLS 1.1); {_SECURITY}: ssl.enabled.protocols"),
+    _posture("posture-sasl-over-plaintext", "medium", ("security.protocol", "sasl.mechanism"),
+             "SASL without TLS (SASL_PLAINTEXT): authenticated, but the session is neither encrypted nor "
+             "protected from tampering.",
+             f"{_SECURITY}: security.protocol SASL_PLAINTEXT vs SASL_SSL"),
     # --- anomalies: producer ---
     _anomaly("idempotence-acks", "high", ("enable.idempotence", "acks"),
              "enable.idempotence=true needs acks=all; with acks 0 or 1 idempotence cannot hold.",

@@ -16,7 +16,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from udfs.rules.catalog import ANOMALY, CATALOG, SENSITIVE_LEAK, Rule
+from udfs.rules.catalog import ANOMALY, CATALOG, POSTURE, SENSITIVE_LEAK, Rule
 from udfs.rules.keysets import profile
 
 __all__ = ["DOC_PATH", "main", "render"]
@@ -82,6 +82,12 @@ def _row(rule: Rule) -> str:
             f"{rule.source} |")
 
 
+_POSTURE_INTRO = ("Judged from each `connection_opened` the gateway publishes (its `security_protocol`, "
+                  "`tls_version` and `sasl_mechanism`), not from pushed keys: a compliant client never pushes "
+                  "`security.*`, `ssl.*` or `sasl.*` (`udfs/rules/posture.py`). One finding per connection, "
+                  "its most severe rule's; one client's connections share one `alert_id`.")
+
+
 def _table(kind: str) -> list[str]:
     lines = ["| rule | severity | keys read | clients and releases | rationale | source |",
              "|---|---|---|---|---|---|"]
@@ -119,7 +125,9 @@ def _key_sets() -> list[str]:
 def render() -> str:
     """The full text of ``docs/rules.md``."""
     parts = [_INTRO, "## Sensitive leaks (`kind: sensitive_leak`)", "", *_table(SENSITIVE_LEAK), "",
-             "## Anomalies (`kind: anomaly`)", "", *_table(ANOMALY), "", _JUDGING, *_key_sets()]
+             "## Anomalies (`kind: anomaly`)", "", *_table(ANOMALY), "",
+             "## Security posture (`kind: security_posture`)", "", _POSTURE_INTRO, "", *_table(POSTURE), "",
+             _JUDGING, *_key_sets()]
     return "\n".join(parts).rstrip() + "\n"
 
 

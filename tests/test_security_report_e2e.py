@@ -1,0 +1,96 @@
+"""Security posture end to end: real clients -> secured gateways -> events -> job -> ``report security``.
+
+A kafka-python producer authenticates with SASL/PLAIN over SASL_PLAINTEXT, and another,
+held to TLS 1.1 by its own SSL context, presents a client certificate to a gateway that
+allows TLS 1.1 so such clients show. The streaming job turns their ``connection_opened``
+events into ``security_posture`` findings; ``configwatch report security`` lists both, per
+software name, version and principal, the PLAIN one critical.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+import warnings
+from pathlib import Path
+from typing import Any
+
+import kafka
+import pytest
+from kafka import KafkaProducer
+
+from cli.main import main
+from configwatch.contract import CONNECTION_CLOSED
+from configwatch.settings import Settings
+from policy.gateway import running_gateway
+from streaming.job import JobOptions, StreamingJob
+from tests.conftest import eventually
+from tests.gateway_helpers import create_topic, gateway_settings, read_events
+from tests.security_helpers import SecureBroker
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+
+
+def _tls11_client(broker: SecureBroker) -> ssl.SSLContext:
+    """A client context that speaks TLS 1.1 only (a client-side setting, as an old runtime's)."""
+    ctx = ssl.create_default_context(cafile=str(broker.ca_file))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        ctx.minimum_version = ctx.maximum_version = ssl.TLSVersion.TLSv1_1
+    ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
+    pem = broker.client_pem()
+    ctx.load_cert_chain(str(pem.cert), str(pem.key))
+    return ctx
+
+
+def _produce_through(broker: SecureBroker, events: str, data: str, protocol: str, client_id: str,
+                     **client: Any) -> None:
+    settings = gateway_settings(events, **broker.gateway_settings(protocol),
+                                gateway_ssl_enabled_protocols="TLSv1.1,TLSv1.2,TLSv1.3")
+    with running_gateway(settings, broker.info.bootstrap_servers) as gw:
+        producer = KafkaProducer(bootstrap_servers=gw.bootstrap, client_id=client_id, **client)
+        producer.send(data, value=client_id.encode()).get(timeout=60)
+        producer.close()
+
+
+def test_the_report_lists_plain_over_plaintext_and_tls_1_1(kafka_broker: SecureBroker, kafka_bootstrap: str,
+                                                           spark: Any, topic_name: Any, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    events, data, alerts = topic_name("events"), topic_name("data"), topic_name("alerts")
+    create_topic(kafka_bootstrap, events)
+    _produce_through(kafka_broker, events, data, "SASL_PLAINTEXT", "posture-plain",
+                     **kafka_broker.kafka_python("SASL_PLAINTEXT"))
+    _produce_through(kafka_broker, events, data, "SSL", "posture-tls11", security_protocol="SSL",
+                     ssl_context=_tls11_client(kafka_broker))
+
+    def closed() -> bool | None:
+        ids = {e.client_id for _k, e in read_events(kafka_bootstrap, events) if e.event == CONNECTION_CLOSED}
+        return {"posture-plain", "posture-tls11"} <= ids or None
+
+    eventually(closed, timeout_s=60, message="both clients' connection_closed events")
+    tls = {e.tls_version for _k, e in read_events(kafka_bootstrap, events) if e.client_id == "posture-tls11"}
+    assert tls == {"TLSv1.1"}
+
+    settings = Settings(checkpoint_dir=tmp_path / "ckpt", input_topic=events, sink="kafka", trigger="available-now",
+                        alerts_topic=alerts, quarantine_topic=topic_name("quarantine"),
+                        gauges_topic=topic_name("gauges"), usage_topic=topic_name("usage"))
+    job = StreamingJob(settings, JobOptions.from_settings(settings), kafka_bootstrap, out=lambda _line: None)
+    job.start()
+    job.wait()
+
+    capsys.readouterr()
+    argv = ["report", "security", "--bootstrap-servers", kafka_bootstrap, "--alerts-topic", alerts]
+    assert main([*argv, "--json"]) == 0
+    rows = {(r["rule"], r["principal"]): r for r in json.loads(capsys.readouterr().out)}
+    assert set(rows) == {("posture-plain-over-plaintext", "User:alice"),
+                         ("posture-weak-tls", "User:CN=carol,OU=apps,O=configwatch")}
+    plain = rows[("posture-plain-over-plaintext", "User:alice")]
+    assert (plain["severity"], plain["client_software_name"], plain["client_software_version"]) == (
+        "critical", "kafka-python", kafka.__version__)
+    assert plain["connections"] >= 1 and plain["clients"] == 1
+    weak = rows[("posture-weak-tls", "User:CN=carol,OU=apps,O=configwatch")]
+    assert weak["severity"] == "high" and weak["evidence"]["tls_version"] == "TLSv1.1"
+    assert main([*argv, "--fail-if-not-ready"]) == 3
+    table = capsys.readouterr().out
+    assert table.splitlines()[0].startswith("Security posture through the gateway: 2 weak posture(s)")
+    assert "posture-plain-over-plaintext" in table and "User:alice" in table
