@@ -153,8 +153,9 @@ def serve_live(settings: Settings, bootstrap: str, checkpoint_dir: Path, clients
             _quiet_background_logs()  # the URL stays the last line on the terminal
             out(f"live: {connected} open connections from {len(fleet.clients)} simulated clients, the job "
                 "following them; Ctrl-C stops the demo")
-            out(f"live: a real {real.software} producer sends to '{real.topic}' through the gateway proxy at "
-                f"{proxy} (configwatch gateway --upstream)")
+            out(f"live: two real {real.software} producers send to '{real.topic}' through the gateway proxy at "
+                f"{proxy} over mutual TLS, one held to TLS 1.1 (configwatch gateway --upstream "
+                "--gateway-security-protocol SSL); 'configwatch report security' lists it")
             out(f"open the live page: {dashboard.url}")
         while not waiter.ended.wait(0.5):  # short waits: signals are handled in this (the main) thread
             pass

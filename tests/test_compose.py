@@ -17,6 +17,7 @@ def test_compose_file_is_valid() -> None:
                          capture_output=True, text=True, check=False, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "kafka" in out.stdout and "configwatch-job" in out.stdout
+    assert "configwatch-gateway" in out.stdout and "--gateway-security-protocol" in out.stdout  # the TLS gateway
 
 
 def test_the_image_copies_every_package_the_command_needs() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +189,45 @@ def test_upgrade_panel_lists_the_clients_a_target_broker_breaks(kafka_bootstrap:
         expect(page.locator("#upgrade-summary")).to_contain_text("2 of 4")
         page.locator(".card-upgrade").screenshot(path=str(output_dir / "dashboard-upgrade.png"))
     assert (output_dir / "dashboard-upgrade.png").stat().st_size > 10_000
+
+
+def _posture(rule: str, severity: str, principal: str, software: tuple[str, str], client_id: str) -> Any:
+    f = finding(severity, rule=rule, kind="security_posture", keys=("security.protocol", "sasl.mechanism"),
+                software=software, client_id=client_id)
+    return replace(f, principal=principal)
+
+
+def test_security_panel_lists_weak_posture_per_client_version_and_principal(
+        kafka_bootstrap: str, topic_name: Any, chromium: Any, output_dir: Path) -> None:
+    topics = Topics(gauges=topic_name("gauges"), alerts=topic_name("alerts"), configs=topic_name("configs"))
+    create_topics(kafka_bootstrap, topics)
+    produce(kafka_bootstrap, topics.gauges, [gauge_record(*row) for row in FLEET])
+    seeded = [
+        _posture("posture-plain-over-plaintext", "critical", "User:billing", ("kafka-python", "2.0.2"), "billing-a"),
+        _posture("posture-plain-over-plaintext", "critical", "User:billing", ("kafka-python", "2.0.2"), "billing-b"),
+        _posture("posture-sasl-over-plaintext", "medium", "User:orders", ("librdkafka", "2.6.1"), "orders-app"),
+        finding("high", rule="anomaly-acks-weak", keys=("acks",)),  # not posture: not in the panel
+    ]
+    produce(kafka_bootstrap, topics.alerts, [(f.alert_id.encode(), f.to_json().encode()) for f in seeded])
+    with dashboard(kafka_bootstrap, topics) as svc:
+        assert svc.wait_ready(60)
+        page = chromium.new_page()
+        page.goto(svc.url)
+        plain = '#security tr[data-rule="posture-plain-over-plaintext"]'
+        page.wait_for_selector(plain)
+        assert page.locator("#security tbody tr").count() == 2
+        assert page.locator("#security tbody tr").first.get_attribute("data-severity") == "critical"
+        row = page.inner_text(plain)
+        assert "User:billing" in row and "kafka-python" in row and row.rstrip().endswith("2")  # two clients
+        expect(page.locator("#security-summary")).to_contain_text("2 weak posture(s) across 2 client version(s)")
+        page.evaluate("window.__noReload = 'still-here'")
+
+        # A TLS 1.1 client shows up: the panel follows without a reload.
+        weak = _posture("posture-weak-tls", "high", "User:CN=legacy", ("apache-kafka-java", "2.8.1"), "legacy")
+        produce(kafka_bootstrap, topics.alerts, [(weak.alert_id.encode(), weak.to_json().encode())])
+        expect(page.locator('#security tr[data-rule="posture-weak-tls"]')).to_have_attribute(
+            "data-key", "apache-kafka-java/2.8.1", timeout=15_000)
+        assert page.evaluate("window.__noReload") == "still-here"
+        assert page.locator("#security tbody tr").nth(1).get_attribute("data-rule") == "posture-weak-tls"
+        page.locator(".card-security").screenshot(path=str(output_dir / "dashboard-security.png"))
+    assert (output_dir / "dashboard-security.png").stat().st_size > 5_000

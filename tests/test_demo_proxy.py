@@ -1,4 +1,4 @@
-"""The demo's real client: kafka-python through the gateway in proxy mode, counted under its own name."""
+"""The demo's real clients: kafka-python through the gateway in proxy mode over mutual TLS, one held to TLS 1.1."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_the_demos_real_producer_reaches_the_broker_through_the_proxy(kafka_boot
     try:
         proxy = real.start()
         assert proxy != kafka_bootstrap
-        eventually(lambda: real.sent >= 3 or None, timeout_s=30, message="the producer keeps sending")
+        eventually(lambda: real.sent >= 4 or None, timeout_s=30, message="the producers keep sending")
     finally:
         real.stop()
     values = [v for _k, v, _p, _o in read_all(kafka_bootstrap, traffic)]
@@ -36,7 +36,11 @@ def test_the_demos_real_producer_reaches_the_broker_through_the_proxy(kafka_boot
     published = [e for _k, e in read_events(kafka_bootstrap, events)]
     opened = [e for e in published if e.event == CONNECTION_OPENED]
     assert opened and {(e.client_software_name, e.client_software_version, e.client_id) for e in opened} == {
-        ("kafka-python", kafka.__version__, "demo-real-producer")}
+        ("kafka-python", kafka.__version__, "demo-real-producer"),
+        ("kafka-python", kafka.__version__, "demo-legacy-producer")}
+    assert {(e.client_id, e.security_protocol, e.tls_version, e.client_certificate, e.principal) for e in opened} == {
+        ("demo-real-producer", "SSL", "TLSv1.3", True, "User:CN=demo-real-producer,OU=demo,O=configwatch"),
+        ("demo-legacy-producer", "SSL", "TLSv1.1", True, "User:CN=demo-legacy-producer,OU=demo,O=configwatch")}
     assert real.software == f"kafka-python/{kafka.__version__}"
     closed = {e.connection_id for e in published if e.event == CONNECTION_CLOSED}
     assert closed == {e.connection_id for e in opened}

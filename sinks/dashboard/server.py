@@ -31,6 +31,7 @@ from sinks.dashboard.views import (
     gauges_document,
     health_document,
     parse_severities,
+    security_document,
     upgrade_document,
 )
 from udfs.upgrade.releases import UnknownReleaseError
@@ -180,6 +181,8 @@ class _Handler(BoundedHandler):
                 self._error(HTTPStatus.BAD_REQUEST, str(exc))
                 return
             self._json(doc)
+        elif path == "/api/security":
+            self._json(security_document(state))
         elif path == "/api/health":
             self._json(health_document(state))
         elif path == "/events":

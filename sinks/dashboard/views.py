@@ -13,6 +13,7 @@ from typing import Any
 from configwatch.contract import SEVERITIES
 from configwatch.records import Finding, Gauge
 from sinks.dashboard.state import DashboardState
+from udfs.rules.posture_report import weak_posture
 from udfs.upgrade.readiness import check_readiness
 from udfs.upgrade.releases import broker_release, broker_releases
 from udfs.upgrade.usage import usage_from_records
@@ -26,6 +27,7 @@ __all__ = [
     "gauges_document",
     "health_document",
     "parse_severities",
+    "security_document",
     "upgrade_document",
 ]
 
@@ -109,3 +111,11 @@ def upgrade_document(state: DashboardState, target: str) -> dict[str, Any]:
     report = check_readiness(usage_from_records(state.usage.records()), broker_release(target))
     return {**report.to_dict(), "targets": list(broker_releases()), "not_ready": len(report.not_ready),
             "usage_topic": state.topics.usage}
+
+
+def security_document(state: DashboardState) -> dict[str, Any]:
+    """``/api/security``: weak security posture per client software name, version and principal, from the
+    ``security_posture`` findings the feed holds (one per client and rule: alert ids are deterministic)."""
+    rows = weak_posture(state.alerts.recent(limit=state.max_alerts))
+    return {"rows": [r.to_dict() for r in rows], "weak": len(rows),
+            "client_versions": len({(r.client_software_name, r.client_software_version) for r in rows})}

@@ -189,6 +189,30 @@ async function reloadUpgrade() {
   $("upgrade-empty").hidden = doc.clients.length > 0;
 }
 
+/* ---------- security posture ---------- */
+
+let securityTimer = null;
+
+function scheduleSecurity() {  // alerts can arrive by the thousand: one reload a second at most
+  if (securityTimer === null) securityTimer = setTimeout(() => { securityTimer = null; reloadSecurity().catch(() => {}); }, 1000);
+}
+
+async function reloadSecurity() {
+  const doc = await getJSON("/api/security");
+  $("security-summary").textContent =
+    `${fmtInt(doc.weak)} weak posture(s) across ${fmtInt(doc.client_versions)} client version(s)`;
+  $("security").querySelector("tbody").replaceChildren(...doc.rows.map(r =>
+    h("tr", { "data-rule": r.rule, "data-key": `${r.client_software_name}/${r.client_software_version}`,
+      "data-severity": r.severity, class: sevClass(r.severity) },
+      h("td", {}, h("span", { class: "badge", text: r.severity })),
+      h("td", { class: "mono", text: r.rule }),
+      h("td", { text: r.client_software_name }),
+      h("td", { class: "mono", text: r.client_software_version }),
+      h("td", { class: "mono", text: r.principal }),
+      h("td", { class: "num", text: fmtInt(r.clients) }))));
+  $("security-empty").hidden = doc.rows.length > 0;
+}
+
 /* ---------- health and the live stream ---------- */
 
 function renderHealth() {
@@ -212,9 +236,11 @@ function connect() {
   es.addEventListener("open", () => { state.connected = true; renderHealth(); });
   es.addEventListener("error", () => { state.connected = false; renderHealth(); });
   es.addEventListener("gauges", ev => applyGauges(JSON.parse(ev.data)));
-  es.addEventListener("alert", ev => onAlert(JSON.parse(ev.data)));
-  es.addEventListener("alerts", () => reloadAlerts());
-  es.addEventListener("resync", () => { reloadAlerts(); reloadClients(); reloadUpgrade().catch(() => {}); });
+  es.addEventListener("alert", ev => { onAlert(JSON.parse(ev.data)); scheduleSecurity(); });
+  es.addEventListener("alerts", () => { reloadAlerts(); scheduleSecurity(); });
+  es.addEventListener("resync", () => {
+    reloadAlerts(); reloadClients(); reloadUpgrade().catch(() => {}); reloadSecurity().catch(() => {});
+  });
   es.addEventListener("health", ev => { state.health = JSON.parse(ev.data); renderHealth(); });
   es.addEventListener("usage", () => reloadUpgrade().catch(() => {}));
   es.addEventListener("clients", ev => {
@@ -236,6 +262,7 @@ function start() {
   reloadClients().catch(() => {});
   $("upgrade-target").addEventListener("change", () => reloadUpgrade().catch(() => {}));
   reloadUpgrade().catch(() => {});
+  reloadSecurity().catch(() => {});
   connect();
   setInterval(() => { renderUpdated(); renderHealth(); }, 1000);
   let resizeTimer = null;
