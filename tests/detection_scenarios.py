@@ -141,3 +141,20 @@ def to_event_json(p: dict[str, Any]) -> str:
              **{k: v for k, v in p.items() if v is not None and k != "configs"}}
     event["configs"] = [{k: v for k, v in e.items() if v is not None} for e in p["configs"]]
     return json.dumps(event, separators=(",", ":"))
+
+
+def posture_events() -> list[dict[str, Any]]:
+    """``connection_opened`` events of weak security posture, one per posture rule (``udfs.rules.posture``)."""
+    common = {"schema_version": 1, "event": "connection_opened", "client_software_name": "apache-kafka-java",
+              "client_software_version": "3.9.0"}
+    return [
+        {**common, "timestamp_ms": 1_790_000_000_001, "connection_id": "10.0.0.1:9092-10.0.0.21:50001-1",
+         "client_id": "posture-plain", "principal": "User:alice", "security_protocol": "SASL_PLAINTEXT",
+         "sasl_mechanism": "PLAIN"},
+        {**common, "timestamp_ms": 1_790_000_000_002, "connection_id": "10.0.0.1:9092-10.0.0.22:50002-2",
+         "client_id": "posture-scram", "principal": "User:bob", "security_protocol": "SASL_PLAINTEXT",
+         "sasl_mechanism": "SCRAM-SHA-512"},
+        {**common, "timestamp_ms": 1_790_000_000_003, "connection_id": "10.0.0.1:9092-10.0.0.23:50003-3",
+         "client_id": "posture-tls11", "principal": "User:CN=carol", "security_protocol": "SSL",
+         "tls_version": "TLSv1.1", "tls_cipher": "ECDHE-RSA-AES128-SHA", "client_certificate": True},
+    ]

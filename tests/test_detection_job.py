@@ -30,6 +30,7 @@ from tests.detection_scenarios import (
     SECRETS,
     planted_invalid_records,
     planted_pushes,
+    posture_events,
     rule_pushes,
     to_event_json,
 )
@@ -94,6 +95,7 @@ def _records() -> list[tuple[bytes | None, bytes | None]]:
               "connection_id": "10.0.0.1:9092-10.0.0.9:50000-0", "client_software_name": "apache-kafka-java",
               "client_software_version": SECRETS["software_version"], "client_id": SECRETS["client_id"]}
     out.append((b"open", json.dumps(opened).encode()))
+    out += [(e["connection_id"].encode(), json.dumps(e).encode()) for e in posture_events()]
     out += [(b"bad", raw) for raw in planted_invalid_records()]
     return out
 
