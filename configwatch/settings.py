@@ -215,6 +215,10 @@ class Settings:
                                                 commands=("gateway",))
     gateway_broker_port_base: int = setting(9200, "proxy mode: the gateway listens for broker N on this port + N "
                                             "(0: a free port per broker)", commands=("gateway",), metavar="PORT")
+    gateway_broker_ports: str | None = setting(None, "proxy mode: node ids to gateway ports, NODES=PORT,... "
+                                               "(NODES an id or a range lo-hi, numbered up from PORT), for large or "
+                                               "sparse ids, e.g. 1001-1099=9201", commands=("gateway",),
+                                               metavar="NODES=PORT,...")
     log_level: str = setting("INFO", "log level", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
 
     def __post_init__(self) -> None:

@@ -1,8 +1,8 @@
 """One gateway listener per upstream broker (port per broker, as Kroxylicious does).
 
 A broker gets its listener at start (the gateway asks the cluster for its
-brokers once) or the first time a response names it: on
-``broker_port_base + node_id``, or on a free port when the base is 0. A
+brokers once) or the first time a response names it, on the port
+``policy.gateway.ports.BrokerPorts`` gives its node id. A
 connection accepted there goes to the address the cluster last gave for that
 node, so a broker that moves is followed. Listening from the start lets clients
 that cached broker addresses reconnect after a gateway restart.
@@ -50,7 +50,6 @@ class BrokerListeners:
     def __init__(self, config: GatewayConfig, accept: Accept, *, backlog: int = 128) -> None:
         self._config = config
         self._host = config.host
-        self._port_base = config.broker_port_base
         self._accept = accept
         self._backlog = backlog
         self._targets: dict[int, tuple[str, int]] = {}
@@ -110,9 +109,11 @@ class BrokerListeners:
             writer.close()
 
     async def _listen(self, node_id: int) -> int:
-        port = self._port_base + node_id if self._port_base > 0 else 0
-        if not 0 <= port <= 65535:
-            raise UpstreamError(f"broker {node_id} has no gateway port: {self._port_base} + {node_id} > 65535")
+        port = self._config.broker_ports.port(node_id)
+        if port == 0 and self._config.broker_ports.base > 0:
+            log.warning("broker %d gets a free port: no --gateway-broker-ports range covers it and "
+                        "--gateway-broker-port-base + %d is past 65535; clients lose it when the gateway restarts",
+                        node_id, node_id)
 
         async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             await self._accept(reader, writer, node_id)

@@ -10,6 +10,7 @@ from configwatch.contract import SECURITY_PROTOCOLS
 from configwatch.errors import UsageError
 from configwatch.hostports import host_port
 from configwatch.settings import Settings
+from policy.gateway.ports import BrokerPorts
 from policy.gateway.tls import server_context, upstream_context
 
 __all__ = ["GatewayConfig", "parse_upstream", "uses_sasl", "uses_tls"]
@@ -87,7 +88,7 @@ class GatewayConfig:
     upstream: tuple[tuple[str, int], ...] = ()
     upstream_protocol: str = "PLAINTEXT"
     upstream_ssl: ssl.SSLContext | None = None
-    broker_port_base: int = 0
+    broker_ports: BrokerPorts = BrokerPorts()  # node id -> the gateway port that stands for it
     advertised_host: str | None = None  # written into responses naming brokers; None: ``host``
 
     @property
@@ -130,9 +131,18 @@ class GatewayConfig:
             upstream_ssl=upstream_context(settings.upstream_ssl_cafile, settings.upstream_ssl_certfile,
                                           settings.upstream_ssl_keyfile, settings.upstream_ssl_check_hostname)
             if uses_tls(upstream_protocol) else None,
-            broker_port_base=settings.gateway_broker_port_base,
+            broker_ports=_broker_ports(settings),
             advertised_host=settings.gateway_advertised_host,
         )
+
+
+def _broker_ports(settings: Settings) -> BrokerPorts:
+    ports = BrokerPorts.parse(settings.gateway_broker_ports, settings.gateway_broker_port_base)
+    for flag, port in (("--gateway-port", settings.gateway_port), ("--gateway-metrics-port",
+                                                                   settings.gateway_metrics_port)):
+        if port in ports.ports():
+            raise UsageError(f"--gateway-broker-ports claims port {port}, which is {flag}")
+    return ports
 
 
 def _check_security(settings: Settings, protocol: str, upstream_protocol: str, proxy: bool) -> None:
