@@ -4,12 +4,15 @@ A kafka-python producer authenticates with SASL/PLAIN over SASL_PLAINTEXT, and a
 held to TLS 1.1 by its own SSL context, presents a client certificate to a gateway that
 allows TLS 1.1 so such clients show. The streaming job turns their ``connection_opened``
 events into ``security_posture`` findings; ``configwatch report security`` lists both, per
-software name, version and principal, the PLAIN one critical.
+software name, version and principal, the PLAIN one critical, and so does the dashboard.
+The PLAIN password crossed the gateway: no input event, output, log line or dashboard page
+holds it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import ssl
 import warnings
 from pathlib import Path
@@ -23,9 +26,12 @@ from cli.main import main
 from configwatch.contract import CONNECTION_CLOSED
 from configwatch.settings import Settings
 from policy.gateway import running_gateway
+from sinks.dashboard import Topics
 from streaming.job import JobOptions, StreamingJob
 from tests.conftest import eventually
+from tests.dashboard_helpers import dashboard, get
 from tests.gateway_helpers import create_topic, gateway_settings, read_events
+from tests.kafka_helpers import read_all
 from tests.security_helpers import SecureBroker
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
@@ -55,7 +61,10 @@ def _produce_through(broker: SecureBroker, events: str, data: str, protocol: str
 
 def test_the_report_lists_plain_over_plaintext_and_tls_1_1(kafka_broker: SecureBroker, kafka_bootstrap: str,
                                                            spark: Any, topic_name: Any, tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+                                                           capsys: pytest.CaptureFixture[str],
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="policy")  # the gateway's own log, every level
+    caplog.set_level(logging.DEBUG, logger="streaming")
     events, data, alerts = topic_name("events"), topic_name("data"), topic_name("alerts")
     create_topic(kafka_bootstrap, events)
     _produce_through(kafka_broker, events, data, "SASL_PLAINTEXT", "posture-plain",
@@ -71,9 +80,11 @@ def test_the_report_lists_plain_over_plaintext_and_tls_1_1(kafka_broker: SecureB
     tls = {e.tls_version for _k, e in read_events(kafka_bootstrap, events) if e.client_id == "posture-tls11"}
     assert tls == {"TLSv1.1"}
 
+    topics = {"input": events, "alerts": alerts, "quarantine": topic_name("quarantine"),
+              "gauges": topic_name("gauges"), "usage": topic_name("usage")}
     settings = Settings(checkpoint_dir=tmp_path / "ckpt", input_topic=events, sink="kafka", trigger="available-now",
-                        alerts_topic=alerts, quarantine_topic=topic_name("quarantine"),
-                        gauges_topic=topic_name("gauges"), usage_topic=topic_name("usage"))
+                        alerts_topic=alerts, quarantine_topic=topics["quarantine"], gauges_topic=topics["gauges"],
+                        usage_topic=topics["usage"])
     job = StreamingJob(settings, JobOptions.from_settings(settings), kafka_bootstrap, out=lambda _line: None)
     job.start()
     job.wait()
@@ -94,3 +105,18 @@ def test_the_report_lists_plain_over_plaintext_and_tls_1_1(kafka_broker: SecureB
     table = capsys.readouterr().out
     assert table.splitlines()[0].startswith("Security posture through the gateway: 2 weak posture(s)")
     assert "posture-plain-over-plaintext" in table and "User:alice" in table
+
+    # The dashboard shows the same rows; nothing anywhere holds the password that crossed the gateway.
+    pages = []
+    with dashboard(kafka_bootstrap, Topics(gauges=topics["gauges"], alerts=alerts, configs=events,
+                                           usage=topics["usage"])) as svc:
+        assert svc.wait_ready(60)
+        security = eventually(lambda: get(f"{svc.url}api/security").text if json.loads(
+            get(f"{svc.url}api/security").text)["weak"] == 2 else None, timeout_s=30, message="the posture rows")
+        pages = [security, *(get(f"{svc.url}{path}").text for path in ("", "api/alerts", "api/gauges", "metrics"))]
+    password = kafka_broker.password.encode()
+    for name, topic in topics.items():
+        raw = b"".join((k or b"") + (v or b"") for k, v, _p, _o in read_all(kafka_bootstrap, topic))
+        assert password not in raw, name
+    assert kafka_broker.password not in caplog.text
+    assert all(kafka_broker.password not in page for page in pages)
