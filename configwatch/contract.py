@@ -59,7 +59,8 @@ OUTPUT_KINDS: Final = (ALERTS, QUARANTINE, GAUGES, USAGE)
 CONFIG_PUSH: Final = "config_push"
 CONNECTION_OPENED: Final = "connection_opened"
 CONNECTION_CLOSED: Final = "connection_closed"
-EVENT_TYPES: Final = (CONFIG_PUSH, CONNECTION_OPENED, CONNECTION_CLOSED)
+CONNECTION_USAGE: Final = "connection_usage"  # a long-lived connection's new request versions (gateway proxy mode)
+EVENT_TYPES: Final = (CONFIG_PUSH, CONNECTION_OPENED, CONNECTION_CLOSED, CONNECTION_USAGE)
 
 SECURITY_PROTOCOLS: Final = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SEVERITIES: Final = ("critical", "high", "medium", "low", "info")
@@ -149,6 +150,7 @@ EVENT_FIELDS: Final = (
     FieldSpec("request_size_bytes", int, False),
     FieldSpec("request_versions", list, False, REQUEST_VERSION_FIELDS),
     FieldSpec("request_versions_overflow", int, False),
+    FieldSpec("usage_sequence", int, False),
 )
 
 ENTRY_FIELDS: Final = (

@@ -165,6 +165,7 @@ class Event:
     # connection_closed in gateway proxy mode: the distinct (api_key, version) pairs the client sent, sorted.
     request_versions: tuple[tuple[int, int], ...] | None = None
     request_versions_overflow: int | None = None
+    usage_sequence: int | None = None  # connection_usage: 1, 2, ... per connection (redeliveries repeat it)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Event:

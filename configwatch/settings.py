@@ -215,6 +215,10 @@ class Settings:
                                                 commands=("gateway",))
     gateway_broker_port_base: int = setting(9200, "proxy mode: the gateway listens for broker N on this port + N "
                                             "(0: a free port per broker)", commands=("gateway",), metavar="PORT")
+    gateway_usage_interval_s: float = setting(300.0, "proxy mode: how often a connection's new request versions "
+                                              "are published (connection_usage), so clients that never disconnect "
+                                              "show in upgrade readiness; 0: only when it closes",
+                                              commands=("gateway",), metavar="SECONDS")
     gateway_broker_ports: str | None = setting(None, "proxy mode: node ids to gateway ports, NODES=PORT,... "
                                                "(NODES an id or a range lo-hi, numbered up from PORT), for large or "
                                                "sparse ids, e.g. 1001-1099=9201", commands=("gateway",),

@@ -23,7 +23,7 @@ from kafka.errors import KafkaError
 from kafka.protocol.producer import ProduceRequest
 from kafka.record import MemoryRecordsBuilder
 
-from configwatch.contract import CONNECTION_CLOSED, UNKNOWN_SOFTWARE
+from configwatch.contract import CONNECTION_CLOSED, CONNECTION_USAGE, UNKNOWN_SOFTWARE
 from configwatch.records import Event
 from policy.protocol import ApiVersionsRequest, encode_request
 from tests.conftest import eventually
@@ -127,3 +127,38 @@ def test_a_request_the_broker_refuses_is_recorded_under_the_clients_name(kafka_b
     (verdict,) = check_readiness(usage_from_events(closed), "4.0").clients
     assert (verdict.status, [(r.api_name, r.version) for r in verdict.offending]) == ("not_ready", [("Produce", 2)])
     assert verdict.client_instance_ids == (event.client_instance_id,)
+
+
+def test_a_connection_that_stays_open_reports_its_new_request_versions_periodically(kafka_bootstrap: str,
+                                                                                    topic_name: Any) -> None:
+    events_topic, data = topic_name("events"), topic_name("long-lived")
+    create_topic(kafka_bootstrap, data, partitions=1)
+    with gateway(kafka_bootstrap, events_topic, upstream=kafka_bootstrap, gateway_broker_port_base=0,
+                 gateway_usage_interval_s=0.2) as gw:
+        producer = KafkaProducer(bootstrap_servers=gw.bootstrap, client_id="long-lived", acks="all")
+        producer.send(data, value=b"first").get(timeout=30)
+
+        def reported() -> list[Event] | None:
+            usage = [e for _k, e in read_events(kafka_bootstrap, events_topic)
+                     if e.event == CONNECTION_USAGE and e.client_id == "long-lived"]
+            return usage if any((PRODUCE, v) in (e.request_versions or ()) for e in usage for v in range(20)) \
+                else None
+
+        while_open = eventually(reported, timeout_s=30, message="a connection_usage naming Produce, still open")
+        producing = {e.connection_id for e in while_open
+                     if any(p[0] == PRODUCE for p in e.request_versions or ())}
+        assert not [e for _k, e in read_events(kafka_bootstrap, events_topic)  # the broker connection is open
+                    if e.event == CONNECTION_CLOSED and e.connection_id in producing]
+        producer.close()
+    closes = _closes(kafka_bootstrap, events_topic, lambda c: any(e.client_id == "long-lived" for e in c),
+                     "the producer's closes")
+    usage = [e for _k, e in read_events(kafka_bootstrap, events_topic)
+             if e.event == CONNECTION_USAGE and e.client_id == "long-lived"]
+    assert {e.client_software_name for e in usage} == {"kafka-python"}
+    for cid in {e.connection_id for e in usage}:
+        reports = sorted((e for e in usage if e.connection_id == cid), key=lambda e: e.usage_sequence or 0)
+        assert [e.usage_sequence for e in reports] == list(range(1, len(reports) + 1))
+        sent = [p for e in reports for p in e.request_versions or ()]
+        (close,) = [e for e in closes if e.connection_id == cid]
+        sent += list(close.request_versions or ())
+        assert len(sent) == len(set(sent)), "a pair reported twice"  # each pair of a connection published once

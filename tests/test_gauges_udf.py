@@ -13,6 +13,7 @@ from configwatch.secrets import SecretStr, fingerprint
 from udfs.gauges import (
     INPUT_COLUMNS,
     OUTPUT_SCHEMA,
+    Conn,
     Delta,
     GaugeConfig,
     GaugeState,
@@ -333,7 +334,7 @@ def test_the_connection_step_reads_only_what_may_be_stored_and_keeps_short_conne
     # (read whole, no map call) and stays out.
     assert step(ev("closed", 4, "c2"), ev("opened", 1, "c1")) == [("get", "entries", ("c2",)),
                                                                    ("put", "entries", ("c2",))]
-    assert stored("c2") == (None,) * 6 + (4,) and stored("c1") is None
+    assert stored("c2") == (None,) * len(Conn._fields) + (4,) and stored("c1") is None
     # c1 reopens after its close (a newer open): it is stored now.
     assert step(ev("opened", 5, "c1")) == [("put", "entries", ("c1",))]
     assert stored("c1")[:2] == ("java", "3.9")  # type: ignore[index]
@@ -377,8 +378,9 @@ def test_the_keyed_step_keeps_what_the_in_memory_transition_keeps(seed: int) -> 
         memory = advance(memory, frame(*events[i:i + 150]), now, config).state
     horizon = memory.clock_ms - config.closed_retention_ms
     entries = state.maps[("conn", "entries")]
-    conns = {c[0]: v[:6] for c, v in entries.items() if v[0] is not None}
-    marks = {c[0]: v[6] for c, v in entries.items() if v[6] is not None}
+    width = len(Conn._fields)
+    conns = {c[0]: v[:width] for c, v in entries.items() if v[0] is not None}
+    marks = {c[0]: v[width] for c, v in entries.items() if v[width] is not None}
     for cid, ms in recent_markers(state.rows("recent")).items():  # markers of connections never stored
         marks[cid] = max(ms, marks.get(cid, ms))
     assert conns == {c: tuple(v) for c, v in memory.conns.items()} and conns

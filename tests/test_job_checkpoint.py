@@ -29,8 +29,9 @@ def test_a_new_checkpoint_is_marked_with_the_format_and_runs_again(spark: Any, t
 @pytest.mark.parametrize(("written", "says"), [
     (None, "was begun by an earlier configwatch release"),  # offsets, no format file: before the file existed
     ('{"connection_buckets": 8, "one_keyed_step": true}', "was begun by an earlier configwatch release"),
-    ('{"format": 99}', "holds state in format 99, this release runs format 1"),
-    ("not json", "holds state in format None, this release runs format 1"),
+    ('{"format": 99}', f"holds state in format 99, this release runs format {FORMAT}"),
+    ('{"format": 1}', f"holds state in format 1, this release runs format {FORMAT}"),  # before connection_usage
+    ("not json", f"holds state in format None, this release runs format {FORMAT}"),
 ])
 def test_a_checkpoint_of_another_format_is_refused_naming_it(spark: Any, tmp_path: Path, written: str | None,
                                                              says: str) -> None:

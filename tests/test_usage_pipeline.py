@@ -7,11 +7,12 @@ each, the connections and instances; the record is never deleted when the connec
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
 
-from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, GAUGES, USAGE
+from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, CONNECTION_USAGE, GAUGES, USAGE
 from configwatch.records import Event, VersionUsage
 from configwatch.secrets import SecretStr
 from udfs.decode import decode_values
@@ -92,3 +93,34 @@ def test_closes_without_request_versions_make_no_usage_record() -> None:
     assert [r.kind for r in pipeline.process(_batch([opened]), 1_790_000_100_000)] == [GAUGES]
     assert [(r.kind, r.tombstone) for r in pipeline.process(_batch([closed], 1), 1_790_000_100_001)] == [
         (GAUGES, True)]
+
+
+def _usage_event(n: int, name: str, version: str, pairs: Any, sequence: int, t: int) -> Event:
+    return Event(event=CONNECTION_USAGE, timestamp_ms=t, connection_id=f"127.0.0.1:9192-127.0.0.1:{50000 + n}-{n}",
+                 client_software_name=name, client_software_version=version, request_versions=pairs,
+                 usage_sequence=sequence)
+
+
+def test_a_long_lived_connection_shows_in_usage_before_it_closes_each_pair_once() -> None:
+    pipeline = MemoryPipeline(KEY)
+    opened, closed = _conn(1, "apache-kafka-java", "2.8.1", None, ((0, 9),), t=1_790_000_000_000)
+    first = _usage_event(1, "apache-kafka-java", "2.8.1", ((3, 12), (18, 3)), 1, 1_790_000_300_000)
+    out = pipeline.process(_batch([opened, first]), 1_790_000_300_100)
+    (usage,) = [VersionUsage.from_json(r.value) for r in out if r.kind == USAGE]
+    assert usage.request_versions == ((3, 12, 1), (18, 3, 1))
+    assert usage.connections == 0  # still open: its usage is not complete
+    assert [(r.key, r.tombstone) for r in out if r.kind == GAUGES] == [("apache-kafka-java/2.8.1", False)]
+    # The same report redelivered, then the next one and the close with what is left: each pair counted once.
+    second = _usage_event(1, "apache-kafka-java", "2.8.1", ((1, 11),), 2, 1_790_000_600_000)
+    out = pipeline.process(_batch([first, second], 2), 1_790_000_600_100)
+    (usage,) = [VersionUsage.from_json(r.value) for r in out if r.kind == USAGE]
+    assert usage.request_versions == ((1, 11, 1), (3, 12, 1), (18, 3, 1))
+    assert not [r for r in out if r.kind == GAUGES]  # a usage report changes no gauge
+    closed = replace(closed, timestamp_ms=1_790_000_700_000)
+    out = pipeline.process(_batch([closed], 4), 1_790_000_700_100)
+    (usage,) = [VersionUsage.from_json(r.value) for r in out if r.kind == USAGE]
+    assert usage.request_versions == ((0, 9, 1), (1, 11, 1), (3, 12, 1), (18, 3, 1))
+    assert usage.connections == 1
+    # A report that arrives after the close (or for a connection never seen) counts nothing.
+    late = _usage_event(1, "apache-kafka-java", "2.8.1", ((0, 3),), 3, 1_790_000_800_000)
+    assert not [r for r in pipeline.process(_batch([late], 5), 1_790_000_800_100) if r.kind == USAGE]

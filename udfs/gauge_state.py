@@ -104,14 +104,15 @@ def _fold(deltas: list[Delta], state: KeyedState, now_ms: int) -> Iterator[pd.Da
     kinds, keys, values, tombstones = [], [], [], []
     for (name, version), ds in sorted(by_key.items()):
         gauge = software_key(name, version)
-        closes = [d for d in ds if d.usage is not None]  # closes carrying request versions (proxy mode)
-        if closes:
-            usage = _usage(name, version, gauge, closes, state, now_ms)
+        reports = [d for d in ds if d.usage is not None]  # closes and usage events with request versions
+        if reports:
+            usage = _usage(name, version, gauge, reports, state, now_ms)
             kinds.append(USAGE)
             keys.append(usage.key)
             values.append(usage.to_json())
             tombstones.append(False)
-        row = _totals(name, version, gauge, ds, state, now_ms)
+        counting = [d for d in ds if d.change or d.expired]  # a usage report changes no gauge
+        row = _totals(name, version, gauge, counting, state, now_ms) if counting else None
         if row is not None:
             kinds.append(GAUGES)
             keys.append(row["key"])
@@ -142,20 +143,22 @@ def _totals(name: str, version: str, gauge: str, deltas: list[Delta], state: Key
     return row
 
 
-def _usage(name: str, version: str, gauge: str, closes: list[Delta], state: KeyedState,
+def _usage(name: str, version: str, gauge: str, reports: list[Delta], state: KeyedState,
            now_ms: int) -> VersionUsage:
-    """Fold closes with usage into the key's usage state; the new record.
+    """Fold usage reports (closes and ``connection_usage``) into the key's usage state; the new record.
 
-    ``ids`` keeps the smallest ``VersionUsage.MAX_INSTANCE_IDS`` instance ids seen, sorted.
+    Each pair of a connection arrives once (the gateway reports only what is new), so a pair's count is the
+    connections that sent it; ``connections`` counts the closed ones. ``ids`` keeps the smallest
+    ``VersionUsage.MAX_INSTANCE_IDS`` instance ids seen, sorted.
     """
     stored = state.map_get(USAGE_STATE, (gauge,))
     connections, instances, overflow = (int(stored[0]), int(stored[1]), int(stored[2])) if stored else (0, 0, 0)
     counts: dict[tuple[int, int], int] = {(int(k), int(v)): int(n) for k, v, n in json.loads(stored[3])} \
         if stored else {}
     ids: list[str] = json.loads(stored[4]) if stored else []
-    for d in closes:
+    for d in reports:
         pairs, over = decode_usage(str(d.usage))
-        connections, overflow = connections + 1, overflow + over
+        connections, overflow = connections + int(d.change < 0), overflow + over
         for pair in pairs:
             counts[pair] = counts.get(pair, 0) + 1
         if d.instance is not None:

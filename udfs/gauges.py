@@ -44,7 +44,7 @@ from typing import Any, Final, NamedTuple
 import pandas as pd
 import pyarrow as pa
 
-from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, UNKNOWN_SOFTWARE, software_key
+from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, CONNECTION_USAGE, UNKNOWN_SOFTWARE, software_key
 from configwatch.records import Gauge
 from configwatch.secrets import SecretStr, fingerprint
 from udfs.rules.secretscan import mask_secrets
@@ -81,11 +81,12 @@ DEFAULT_CLOSED_RETENTION_MS: Final = 10 * 60 * 1000
 MASK_PREFIX: Final = "redacted-"  # a software name or version holding a secret counts as this + its fingerprint
 SWEEP_MIN_MARKERS: Final = 1_000  # a sweep runs no sooner than this many close markers written (sweep_due)
 
-# What the transition reads from the decoded stream (partition/offset may be null; ``usage``: a close's
-# request versions as ``udfs.upgrade.usage.encode_usage`` wrote them, else null).
+# What the transition reads from the decoded stream (partition/offset may be null; ``usage``: the request
+# versions of a close or a connection_usage as ``udfs.upgrade.usage.encode_usage`` wrote them, else null;
+# ``usage_sequence``: a connection_usage's number on its connection).
 INPUT_COLUMNS: Final = (
     "event", "timestamp_ms", "connection_id", "client_instance_id",
-    "client_software_name", "client_software_version", "partition", "offset", "usage",
+    "client_software_name", "client_software_version", "partition", "offset", "usage", "usage_sequence",
 )
 _ORDER: Final = ["timestamp_ms", "partition", "offset"]
 
@@ -116,17 +117,20 @@ class Conn(NamedTuple):
     opened_ms: int
     last_event_ms: int
     seen_ms: int  # processing time of the batch that last saw it (the lease)
+    usage_seq: int = 0  # the last connection_usage folded (a redelivered one is not counted twice)
 
 
 class Delta(NamedTuple):
-    """A connection that started (+1) or stopped (-1) counting under ``name/version``."""
+    """A connection that started (+1) or stopped (-1) counting under ``name/version``, or (0) reported usage."""
 
     name: str
     version: str
     instance: str | None
     change: int
     expired: bool = False
-    usage: str | None = None  # on a close: the request versions the connection sent (encode_usage)
+    # The request versions the connection sent (encode_usage): on a connection_usage, those new since its last;
+    # on a close, those not reported before.
+    usage: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,15 +188,25 @@ def step_connections(events: pd.DataFrame, conns: Mapping[str, Conn], markers: M
         return ms if ms is not None and ms >= horizon else None
 
     usages = events["usage"].tolist() if "usage" in events else [None] * len(events)
-    for event, ts, cid, name, version, instance, usage in zip(
+    sequences = events["usage_sequence"].tolist() if "usage_sequence" in events else [None] * len(events)
+    for event, ts, cid, name, version, instance, usage, seq in zip(
         events["event"].tolist(), events["timestamp_ms"].astype("int64").tolist(),
         events["connection_id"].tolist(), events["client_software_name"].tolist(),
-        events["client_software_version"].tolist(), events["client_instance_id"].tolist(), usages, strict=True,
+        events["client_software_version"].tolist(), events["client_instance_id"].tolist(), usages, sequences,
+        strict=True,
     ):
         conn = current(cid)
         if conn is not None:
             if ts < conn.opened_ms:
                 continue  # older than the open that counts: a stale redelivery
+            if event == CONNECTION_USAGE:  # a long-lived connection's new request versions, each folded once
+                number = int(seq) if isinstance(seq, int | float) and seq == seq else 0
+                fresh = isinstance(usage, str) and number > conn.usage_seq
+                live[cid] = conn._replace(last_event_ms=max(conn.last_event_ms, ts), seen_ms=now_ms,
+                                          usage_seq=max(conn.usage_seq, number))
+                if fresh:
+                    deltas.append(Delta(conn.name, conn.version, conn.instance, 0, usage=usage))
+                continue
             if event == CONNECTION_CLOSED:
                 live[cid] = None
                 marks[cid] = ts

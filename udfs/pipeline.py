@@ -36,6 +36,7 @@ from configwatch.contract import (
     CONFIG_PUSH,
     CONNECTION_CLOSED,
     CONNECTION_OPENED,
+    CONNECTION_USAGE,
     GAUGES,
     OUTPUT_KINDS,
     QUARANTINE,
@@ -76,6 +77,7 @@ ROUTED_SCHEMA: Final = pa.schema([
     # A close's request versions as decoded (gateway proxy mode; null on other events), and its overflow.
     pa.field("request_pairs", EVENT_SCHEMA.field("request_versions").type),
     pa.field("request_overflow", pa.int64()),
+    pa.field("usage_sequence", pa.int64()),  # a connection_usage's number on its connection
 ])
 # What the job writes: one record of one output kind. ``tombstone``: a null value on Kafka.
 FINAL_SCHEMA: Final = pa.schema([
@@ -126,7 +128,8 @@ def pass_rows(kind: str, keys: list[str], values: list[str]) -> pa.Table:
 
 def _gauge_rows(valid: pa.Table, config: GaugeConfig, key: SecretStr) -> pa.Table:
     """Connection events as gauge rows: names and versions as counted, instance ids as findings show them."""
-    wanted = [CONNECTION_OPENED, CONNECTION_CLOSED] + ([CONFIG_PUSH] if config.ttl_ms is not None else [])
+    wanted = [CONNECTION_OPENED, CONNECTION_CLOSED, CONNECTION_USAGE] + ([CONFIG_PUSH] if config.ttl_ms is not None
+                                                                          else [])
     mask = pc.and_(pc.is_in(valid.column("event"), pa.array(wanted)),
                    pc.and_(pc.is_valid(valid.column("connection_id")), pc.is_valid(valid.column("timestamp_ms"))))
     events = valid.filter(mask)
@@ -159,20 +162,25 @@ def _gauge_rows(valid: pa.Table, config: GaugeConfig, key: SecretStr) -> pa.Tabl
 
 
 def _usage_columns(events: pa.Table) -> dict[str, Any]:
-    """A ``connection_closed``'s request versions and overflow (null on every other event).
+    """The request versions and overflow of a ``connection_closed`` or ``connection_usage`` (null on every other
+    event), and a usage event's sequence number.
 
-    Only closes from a gateway in proxy mode carry them; a batch without any costs one null count.
+    Only a gateway in proxy mode sends them; a batch without any costs one null count.
     """
     if "request_versions" not in events.column_names:
         return {}
     pairs = events.column("request_versions")
-    carrying = pc.fill_null(pc.and_(pc.is_valid(pairs), pc.equal(events.column("event"), CONNECTION_CLOSED)), False)
+    kinds = pc.is_in(events.column("event"), pa.array([CONNECTION_CLOSED, CONNECTION_USAGE]))
+    carrying = pc.fill_null(pc.and_(pc.is_valid(pairs), kinds), False)
     if not pc.any(carrying).as_py():
         return {}
+    nulls = pa.nulls(events.num_rows, pa.int64())
     over = events.column("request_versions_overflow") if "request_versions_overflow" in events.column_names \
-        else pa.nulls(events.num_rows, pa.int64())
+        else nulls
+    sequence = events.column("usage_sequence") if "usage_sequence" in events.column_names else nulls
     return {"request_pairs": pc.if_else(carrying, pairs, pa.scalar(None, pairs.type)),
-            "request_overflow": pc.if_else(carrying, over, pa.scalar(None, pa.int64()))}
+            "request_overflow": pc.if_else(carrying, over, pa.scalar(None, pa.int64())),
+            "usage_sequence": pc.if_else(carrying, sequence, pa.scalar(None, pa.int64()))}
 
 
 def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,

@@ -90,6 +90,7 @@ class GatewayConfig:
     upstream_ssl: ssl.SSLContext | None = None
     broker_ports: BrokerPorts = BrokerPorts()  # node id -> the gateway port that stands for it
     advertised_host: str | None = None  # written into responses naming brokers; None: ``host``
+    usage_interval_s: float = 300.0  # proxy mode: connection_usage every this often (0: off)
 
     @property
     def sasl(self) -> bool:
@@ -133,6 +134,7 @@ class GatewayConfig:
             if uses_tls(upstream_protocol) else None,
             broker_ports=_broker_ports(settings),
             advertised_host=settings.gateway_advertised_host,
+            usage_interval_s=settings.gateway_usage_interval_s,
         )
 
 
@@ -201,6 +203,9 @@ def _check(settings: Settings) -> None:
     for flag, value in positive.items():
         if not value > 0:
             raise UsageError(f"{flag}: must be a positive number, got {value:g}")
+    if not settings.gateway_usage_interval_s >= 0:
+        raise UsageError(f"--gateway-usage-interval-s: must not be negative (0: only at close), got "
+                         f"{settings.gateway_usage_interval_s:g}")
     if not settings.gateway_push_rate_limit >= 0:
         raise UsageError(f"--gateway-push-rate-limit: must not be negative (0: unlimited), got "
                          f"{settings.gateway_push_rate_limit:g}")

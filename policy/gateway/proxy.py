@@ -362,10 +362,15 @@ async def serve_proxy_connection(reader: asyncio.StreamReader, writer: asyncio.S
                                  state: ConnectionState, upstream: Sequence[tuple[str, int]],
                                  config: GatewayConfig, handler: RequestHandler, registry: ConnectionRegistry,
                                  metrics: GatewayMetrics, brokers: BrokerListeners,
-                                 budget: FrameBudget | None = None) -> str:
-    """Proxy one client connection through its own upstream connection; returns the reason it ended."""
+                                 budget: FrameBudget | None = None,
+                                 reporting: dict[str, RequestUsage] | None = None) -> str:
+    """Proxy one client connection through its own upstream connection; returns the reason it ended.
+
+    ``reporting``: where its usage is, for the gateway's periodic ``connection_usage`` while it is open."""
     connection_id = state.connection_id
     usage = RequestUsage()
+    if reporting is not None:
+        reporting[connection_id] = usage
     up_writer: asyncio.StreamWriter | None = None
     reason = "upstream_unreachable"
     try:
@@ -382,6 +387,8 @@ async def serve_proxy_connection(reader: asyncio.StreamReader, writer: asyncio.S
     finally:
         if state.sasl is not None and state.sasl.authenticated:
             handler.register_unknown(state)  # authenticated, then ended before another request: it opened too
+        if reporting is not None:
+            reporting.pop(connection_id, None)
         registry.unregister(connection_id, usage.event_fields())
         metrics.closes.labels(reason=reason).inc()
         writer.close()

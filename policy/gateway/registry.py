@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, UNKNOWN_SOFTWARE
+from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, CONNECTION_USAGE, UNKNOWN_SOFTWARE
 from configwatch.records import Event
 from configwatch.secrets import SecretStr
 from policy.api import RequestContext
@@ -72,6 +72,14 @@ class ConnectionRegistry:
             if counts[labels] <= 0:
                 del counts[labels]
         self._publish(CONNECTION_CLOSED, context, closed_fields)
+        return True
+
+    def report_usage(self, connection_id: str, fields: Mapping[str, Any]) -> bool:
+        """Publish ``connection_usage`` (``fields``: the proxy's new request versions) for a registered connection."""
+        context = self._open.get(connection_id)
+        if context is None:
+            return False
+        self._publish(CONNECTION_USAGE, context, fields)
         return True
 
     def context(self, connection_id: str) -> RequestContext | None:

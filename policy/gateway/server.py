@@ -27,6 +27,7 @@ from policy.gateway.proxy import serve_proxy_connection
 from policy.gateway.registry import ConnectionRegistry
 from policy.gateway.sasl import SaslExchange
 from policy.gateway.tls import tls_posture
+from policy.gateway.usage import RequestUsage
 from policy.protocol import FrameBudget
 from policy.publisher import EventSink, PublisherStats
 
@@ -53,6 +54,8 @@ class Gateway:
         self._seq = itertools.count()
         self.port: int | None = None
         self.brokers = (BrokerListeners(config, self._serve, backlog=self._backlog) if config.upstream else None)
+        self._reporting: dict[str, RequestUsage] = {}  # open proxied connections' usage (connection_usage)
+        self._reporter: asyncio.Task[None] | None = None
 
     @property
     def _backlog(self) -> int:
@@ -73,6 +76,8 @@ class Gateway:
         if self.brokers is not None:
             log.info("proxying to the Kafka cluster at %s (%s)",
                      ",".join(f"{h}:{p}" for h, p in self.config.upstream), self.config.upstream_protocol)
+            if self.config.usage_interval_s > 0:
+                self._reporter = asyncio.create_task(self._report_usage())
             if self.config.sasl:
                 log.info("a SASL cluster answers authenticated clients only: each broker gets its listener when a "
                          "response first names it")
@@ -106,9 +111,20 @@ class Gateway:
                 upstream = self.config.upstream if node_id is None else (self.brokers.target(node_id),)
                 await serve_proxy_connection(reader, writer, state=state, upstream=upstream, config=self.config,
                                              handler=self._handler, registry=self.registry, metrics=self.metrics,
-                                             brokers=self.brokers, budget=self.frame_budget)
+                                             brokers=self.brokers, budget=self.frame_budget,
+                                             reporting=self._reporting)
         finally:
             self._tasks.discard(task)
+
+    async def _report_usage(self) -> None:
+        """Every ``usage_interval_s``: each open proxied connection's new request versions, as ``connection_usage``."""
+        while True:
+            await asyncio.sleep(self.config.usage_interval_s)
+            for connection_id, usage in list(self._reporting.items()):
+                if self.registry.context(connection_id) is not None:  # registered (opened) connections only
+                    fields = usage.report()
+                    if fields is not None:
+                        self.registry.report_usage(connection_id, fields)
 
     def _size_socket_buffers(self, writer: asyncio.StreamWriter) -> None:
         """As a Kafka broker's ``socket.send.buffer.bytes`` and ``socket.receive.buffer.bytes``: bounded kernel
@@ -124,6 +140,9 @@ class Gateway:
 
     async def stop(self) -> None:
         """Stop listening and end every connection (each publishes its ``connection_closed``)."""
+        if self._reporter is not None:
+            self._reporter.cancel()
+            await asyncio.gather(self._reporter, return_exceptions=True)
         if self._server is not None:
             self._server.close()
         if self.brokers is not None:
