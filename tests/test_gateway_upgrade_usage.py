@@ -162,3 +162,7 @@ def test_a_connection_that_stays_open_reports_its_new_request_versions_periodica
         (close,) = [e for e in closes if e.connection_id == cid]
         sent += list(close.request_versions or ())
         assert len(sent) == len(set(sent)), "a pair reported twice"  # each pair of a connection published once
+    # Folded as the job folds them: every pair once, the connection counted at its close.
+    (row,) = [r for r in usage_from_events([*usage, *closes]) if r.client_software_name == "kafka-python"]
+    assert {(PRODUCE, v) for v in range(20)} & row.request_versions
+    assert row.connections == len({e.connection_id for e in closes if e.client_id == "long-lived"})

@@ -4,9 +4,9 @@
 facts incrementally and writes them as ``configwatch.records.VersionUsage``
 records (``usage_from_records`` turns those into rows); ``usage_from_events``
 folds a batch of events (a replay file, a test's topic) into rows directly. Only
-``connection_closed`` events with ``request_versions`` (a gateway in proxy mode)
-carry usage. ``encode_usage``/``decode_usage`` carry one close's pairs through
-the gauge transition (a delta's ``usage``) as one string.
+``connection_closed`` and ``connection_usage`` events with ``request_versions`` (a
+gateway in proxy mode) carry usage. ``encode_usage``/``decode_usage`` carry one
+report's pairs through the gauge transition (a delta's ``usage``) as one string.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from configwatch.contract import CONNECTION_CLOSED
+from configwatch.contract import CONNECTION_CLOSED, CONNECTION_USAGE
 from configwatch.records import Event, VersionUsage
 
 __all__ = ["ClientUsage", "decode_usage", "encode_usage", "usage_from_events", "usage_from_records"]
@@ -50,17 +50,20 @@ class _Acc:
 
 
 def usage_from_events(events: Iterable[Event]) -> tuple[ClientUsage, ...]:
-    """Fold ``connection_closed`` events with ``request_versions`` into one row per (name, version), sorted.
+    """Fold ``connection_closed`` and ``connection_usage`` events with ``request_versions`` into one row per
+    (name, version), sorted.
 
-    A connection counts once however often its close is delivered (the contract allows
-    duplicates); absent names and versions are the contract's ``unknown``."""
+    A connection counts once, at its close, however often that is delivered (the contract allows
+    duplicates); absent names and versions are the contract's ``unknown``. A ``connection_usage`` names
+    the software of its connection, as the gateway's events all do."""
     acc: dict[tuple[str, str], _Acc] = {}
     for event in events:
-        if event.event != CONNECTION_CLOSED or event.request_versions is None:
+        if event.event not in (CONNECTION_CLOSED, CONNECTION_USAGE) or event.request_versions is None:
             continue
         row = acc.setdefault(event.software, _Acc())
         row.pairs.update(event.request_versions)
-        row.connections.add(event.connection_id or "")
+        if event.event == CONNECTION_CLOSED:
+            row.connections.add(event.connection_id or "")
         if event.client_instance_id:
             row.instances.add(event.client_instance_id)
         row.overflow += event.request_versions_overflow or 0
