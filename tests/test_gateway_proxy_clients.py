@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,13 +22,14 @@ import kafka
 import pytest
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin import NewTopic as ConfluentNewTopic
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import NewTopic
 
 from configwatch import jars
 from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED
 from configwatch.records import Event
 from policy.gateway import GatewayHandle
+from tests.client_roundtrips import consume_and_commit_kafka_python, consume_and_commit_librdkafka
 from tests.conftest import eventually
 from tests.gateway_helpers import gateway, metric, read_events
 from tests.kafka_helpers import read_all
@@ -101,16 +101,8 @@ def test_kafka_python_produces_consumes_and_commits_through_the_proxy(kafka_boot
         labels = {"client_software_name": "kafka-python", "client_software_version": kafka.__version__}
         eventually(lambda: metric(gw, SOFTWARE_GAUGE, **labels) >= 1 or None, timeout_s=10)
         producer.close()
-        consumer = KafkaConsumer(topic, bootstrap_servers=gw.bootstrap, client_id="proxy-kp", group_id=group,
-                                 auto_offset_reset="earliest", enable_auto_commit=False)
-        received: list[str] = []
-        deadline = time.monotonic() + 60
-        while len(received) < COUNT and time.monotonic() < deadline:
-            for records in consumer.poll(timeout_ms=500).values():
-                received.extend(r.value.decode() for r in records)
-        consumer.commit()
-        committed = sum(consumer.committed(TopicPartition(topic, p)) or 0 for p in range(3))
-        consumer.close()
+        received, committed = consume_and_commit_kafka_python(topic, group, COUNT, 3, bootstrap_servers=gw.bootstrap,
+                                                              client_id="proxy-kp")
         addresses = _gateway_addresses(gw)
         ports = set(gw.gateway.brokers.ports.values()) if gw.gateway.brokers else set()
     assert sorted(received) == sorted(_expected())
@@ -138,24 +130,13 @@ def test_confluent_kafka_produces_consumes_and_commits_through_the_proxy(kafka_b
                              on_delivery=lambda err, msg: delivered.append(msg.value().decode()) if err is None
                              else None)
         assert producer.flush(30) == 0
-        consumer = confluent_kafka.Consumer({**common, "group.id": group, "auto.offset.reset": "earliest",
-                                             "enable.auto.commit": False})
-        consumer.subscribe([topic])
-        received: list[str] = []
-        deadline = time.monotonic() + 60
-        while len(received) < COUNT and time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is not None and message.error() is None:
-                received.append(message.value().decode())
-        consumer.commit(asynchronous=False)
-        committed = consumer.committed([confluent_kafka.TopicPartition(topic, p) for p in range(3)], timeout=30)
-        consumer.close()
+        received, committed_offsets = consume_and_commit_librdkafka(topic, group, COUNT, 3, common)
         del producer, admin  # librdkafka closes their connections when they are destroyed
         addresses = _gateway_addresses(gw)
         ports = set(gw.gateway.brokers.ports.values()) if gw.gateway.brokers else set()
     assert sorted(delivered) == sorted(_expected())
     assert sorted(received) == sorted(_expected())
-    assert sum(tp.offset for tp in committed if tp.offset >= 0) == COUNT
+    assert committed_offsets == COUNT
     assert {f"{b.host}:{b.port}" for b in brokers.values()} == addresses
     _assert_on_broker(kafka_bootstrap, topic)
     version = f"{confluent_kafka.__version__}-rdkafka-{confluent_kafka.libversion()[0]}"
