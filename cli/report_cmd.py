@@ -120,7 +120,9 @@ def render_table(report: UpgradeReadiness) -> str:
             "versions not ready")
     rows = [("STATUS", "CLIENT", "VERSION", "CONNECTIONS", "INSTANCES", "OFFENDING REQUESTS")]
     for c in report.clients:
-        rows.append((c.status.replace("_", " ") + ("" if c.complete else " (partial)"), c.client_software_name,
+        who = c.client_software_name if c.client_id is None and c.principal is None else \
+            f"{c.client_software_name} (client.id {c.client_id or '-'}, {c.principal or '-'})"
+        rows.append((c.status.replace("_", " ") + ("" if c.complete else " (partial)"), who,
                      c.client_software_version, str(c.connections), str(len(c.client_instance_ids)), _offending(c)))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = [head, ""] + ["  ".join(cell.ljust(w) for cell, w in zip(r[:5], widths, strict=True)) + "  " + r[5]

@@ -7,6 +7,7 @@ declared here once.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Final
 
@@ -39,6 +40,7 @@ __all__ = [
     "config_type_from_id",
     "is_valid_software",
     "software_key",
+    "usage_key",
 ]
 
 SCHEMA_VERSION: Final = 1
@@ -166,3 +168,12 @@ ENTRY_FIELDS: Final = (
 def software_key(name: str, version: str) -> str:
     """The record key of a client software name and version on the gauges and usage topics: ``<name>/<version>``."""
     return f"{name}/{version}"
+
+
+def usage_key(name: str, version: str, client_id: str | None = None, principal: str | None = None) -> str:
+    """A usage record's key: the software key, and for clients that name no software (below ApiVersions v3,
+    grouped by client id and principal) ``/["<client id>","<principal>"]`` after it."""
+    key = software_key(name, version)
+    if client_id is None and principal is None:
+        return key
+    return key + "/" + json.dumps([client_id, principal], separators=(",", ":"), ensure_ascii=False)

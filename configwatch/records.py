@@ -23,6 +23,7 @@ from configwatch.contract import (
     FieldSpec,
     is_valid_software,
     software_key,
+    usage_key,
 )
 
 __all__ = [
@@ -314,13 +315,16 @@ class VersionUsage:
     client_instance_ids: tuple[str, ...]
     updated_at_ms: int
     overflow: int = 0
+    # Clients below ApiVersions v3 name no software: their usage is grouped by client id and principal.
+    client_id: str | None = None
+    principal: str | None = None
 
     MAX_INSTANCE_IDS: ClassVar[int] = 50
 
     @property
     def key(self) -> str:
-        """Kafka record key on the compacted usage topic (the gauge key)."""
-        return software_key(self.client_software_name, self.client_software_version)
+        """Kafka record key on the compacted usage topic (the gauge key, plus the group of unnamed clients)."""
+        return usage_key(self.client_software_name, self.client_software_version, self.client_id, self.principal)
 
     @property
     def pairs(self) -> frozenset[tuple[int, int]]:
@@ -332,7 +336,7 @@ class VersionUsage:
                    tuple((int(r["api_key"]), int(r["version"]), int(r["connections"]))
                          for r in d["request_versions"]),
                    int(d["connections"]), int(d["client_instances"]), tuple(d["client_instance_ids"]),
-                   int(d["updated_at_ms"]), int(d.get("overflow") or 0))
+                   int(d["updated_at_ms"]), int(d.get("overflow") or 0), d.get("client_id"), d.get("principal"))
 
     @classmethod
     def from_json(cls, data: str | bytes) -> VersionUsage:
@@ -345,7 +349,9 @@ class VersionUsage:
                                      for k, v, n in self.request_versions],
                 "connections": self.connections, "client_instances": self.client_instances,
                 "client_instance_ids": list(self.client_instance_ids), "updated_at_ms": self.updated_at_ms,
-                "overflow": self.overflow}
+                "overflow": self.overflow,
+                **({"client_id": self.client_id, "principal": self.principal}
+                   if self.client_id is not None or self.principal is not None else {})}
 
     def to_json(self) -> str:
         return _json(self.to_dict())

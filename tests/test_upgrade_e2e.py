@@ -80,6 +80,7 @@ def test_the_report_says_which_real_clients_are_ready_for_4_0(kafka_bootstrap: s
     assert verdicts[("kafka-python", kafka.__version__)]["status"] == "ready"
     assert verdicts[("apache-kafka-java", JAVA)]["status"] == "ready"
     old = verdicts[(UNKNOWN_SOFTWARE, UNKNOWN_SOFTWARE)]  # ApiVersions v0 names no software
+    assert (old["client_id"], old["principal"]) == ("upgrade-old", "User:ANONYMOUS")  # grouped by both
     assert old["status"] == "not_ready" and old["connections"] >= 2
     assert {(r["api"], r["version"], r["why"]) for r in old["offending"]} >= {("Produce", 2, "removed")}
     # The table, and the exit code a CI gate uses.

@@ -124,3 +124,25 @@ def test_a_long_lived_connection_shows_in_usage_before_it_closes_each_pair_once(
     # A report that arrives after the close (or for a connection never seen) counts nothing.
     late = _usage_event(1, "apache-kafka-java", "2.8.1", ((0, 3),), 3, 1_790_000_800_000)
     assert not [r for r in pipeline.process(_batch([late], 5), 1_790_000_800_100) if r.kind == USAGE]
+
+
+def test_clients_naming_no_software_are_grouped_by_client_id_and_principal() -> None:
+    pipeline = MemoryPipeline(KEY)
+
+    def old(n: int, client_id: str, principal: str) -> list[Event]:
+        return [replace(e, client_software_name=None, client_software_version=None, client_id=client_id,
+                        principal=principal) for e in _conn(n, "x", "y", None, ((0, 2), (18, 0)))]
+
+    events = old(1, "billing", "User:billing") + old(2, "billing", "User:billing") + old(3, "legacy", "User:ops") \
+        + _conn(4, "kafka-python", "2.0.2", None, ((0, 9),))
+    out = pipeline.process(_batch(events), 1_790_000_100_000)
+    usage = {r.key: VersionUsage.from_json(r.value) for r in out if r.kind == USAGE}
+    billing = usage['unknown/unknown/["billing","User:billing"]']
+    assert (billing.client_id, billing.principal, billing.connections) == ("billing", "User:billing", 2)
+    assert usage['unknown/unknown/["legacy","User:ops"]'].connections == 1
+    assert usage["kafka-python/2.0.2"].client_id is None  # a named client keeps one row per version
+    # The gauge still counts them under unknown/unknown, and the report judges each group on its own.
+    readiness = check_readiness(usage_from_records(usage.values()), "4.0")
+    rows = {(c.client_software_name, c.client_id): c.status for c in readiness.clients}
+    assert rows == {("unknown", "billing"): "not_ready", ("unknown", "legacy"): "not_ready",
+                    ("kafka-python", None): "ready"}

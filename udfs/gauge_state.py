@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
 
-from configwatch.contract import GAUGES, USAGE, software_key
+from configwatch.contract import GAUGES, USAGE, software_key, usage_key
 from configwatch.records import VersionUsage
 from udfs.gauge_store import Store
 from udfs.gauges import (
@@ -104,9 +104,12 @@ def _fold(deltas: list[Delta], state: KeyedState, now_ms: int) -> Iterator[pd.Da
     kinds, keys, values, tombstones = [], [], [], []
     for (name, version), ds in sorted(by_key.items()):
         gauge = software_key(name, version)
-        reports = [d for d in ds if d.usage is not None]  # closes and usage events with request versions
-        if reports:
-            usage = _usage(name, version, gauge, reports, state, now_ms)
+        groups: dict[tuple[str | None, str | None] | None, list[Delta]] = {}
+        for d in ds:  # closes and usage events with request versions, per group (unnamed clients)
+            if d.usage is not None:
+                groups.setdefault(d.group, []).append(d)
+        for group, reports in sorted(groups.items(), key=lambda g: json.dumps(g[0])):
+            usage = _usage(name, version, group, reports, state, now_ms)
             kinds.append(USAGE)
             keys.append(usage.key)
             values.append(usage.to_json())
@@ -143,14 +146,17 @@ def _totals(name: str, version: str, gauge: str, deltas: list[Delta], state: Key
     return row
 
 
-def _usage(name: str, version: str, gauge: str, reports: list[Delta], state: KeyedState,
-           now_ms: int) -> VersionUsage:
+def _usage(name: str, version: str, group: tuple[str | None, str | None] | None, reports: list[Delta],
+           state: KeyedState, now_ms: int) -> VersionUsage:
     """Fold usage reports (closes and ``connection_usage``) into the key's usage state; the new record.
 
     Each pair of a connection arrives once (the gateway reports only what is new), so a pair's count is the
     connections that sent it; ``connections`` counts the closed ones. ``ids`` keeps the smallest
-    ``VersionUsage.MAX_INSTANCE_IDS`` instance ids seen, sorted.
+    ``VersionUsage.MAX_INSTANCE_IDS`` instance ids seen, sorted. ``group``: an unnamed client's (client id,
+    principal), its own record (``configwatch.contract.usage_key``).
     """
+    client_id, principal = group if group is not None else (None, None)
+    gauge = usage_key(name, version, client_id, principal)
     stored = state.map_get(USAGE_STATE, (gauge,))
     connections, instances, overflow = (int(stored[0]), int(stored[1]), int(stored[2])) if stored else (0, 0, 0)
     counts: dict[tuple[int, int], int] = {(int(k), int(v)): int(n) for k, v, n in json.loads(stored[3])} \
@@ -172,4 +178,5 @@ def _usage(name: str, version: str, gauge: str, reports: list[Delta], state: Key
     rows = sorted((k, v, n) for (k, v), n in counts.items())
     state.map_put(USAGE_STATE, (gauge,), (connections, instances, overflow, json.dumps(rows, separators=(",", ":")),
                                       json.dumps(ids, separators=(",", ":"))))
-    return VersionUsage(name, version, tuple(rows), connections, instances, tuple(ids), now_ms, overflow)
+    return VersionUsage(name, version, tuple(rows), connections, instances, tuple(ids), now_ms, overflow, client_id,
+                        principal)

@@ -87,6 +87,7 @@ SWEEP_MIN_MARKERS: Final = 1_000  # a sweep runs no sooner than this many close 
 INPUT_COLUMNS: Final = (
     "event", "timestamp_ms", "connection_id", "client_instance_id",
     "client_software_name", "client_software_version", "partition", "offset", "usage", "usage_sequence",
+    "client_id", "principal",
 )
 _ORDER: Final = ["timestamp_ms", "partition", "offset"]
 
@@ -131,6 +132,7 @@ class Delta(NamedTuple):
     # The request versions the connection sent (encode_usage): on a connection_usage, those new since its last;
     # on a close, those not reported before.
     usage: str | None = None
+    group: tuple[str | None, str | None] | None = None  # a client naming no software: its (client id, principal)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,13 +189,14 @@ def step_connections(events: pd.DataFrame, conns: Mapping[str, Conn], markers: M
         ms = marks.get(cid, markers.get(cid))
         return ms if ms is not None and ms >= horizon else None
 
-    usages = events["usage"].tolist() if "usage" in events else [None] * len(events)
-    sequences = events["usage_sequence"].tolist() if "usage_sequence" in events else [None] * len(events)
-    for event, ts, cid, name, version, instance, usage, seq in zip(
+    def column(name: str) -> list[Any]:
+        return events[name].tolist() if name in events else [None] * len(events)
+
+    for event, ts, cid, name, version, instance, usage, seq, client_id, principal in zip(
         events["event"].tolist(), events["timestamp_ms"].astype("int64").tolist(),
         events["connection_id"].tolist(), events["client_software_name"].tolist(),
-        events["client_software_version"].tolist(), events["client_instance_id"].tolist(), usages, sequences,
-        strict=True,
+        events["client_software_version"].tolist(), events["client_instance_id"].tolist(), column("usage"),
+        column("usage_sequence"), column("client_id"), column("principal"), strict=True,
     ):
         conn = current(cid)
         if conn is not None:
@@ -205,7 +208,8 @@ def step_connections(events: pd.DataFrame, conns: Mapping[str, Conn], markers: M
                 live[cid] = conn._replace(last_event_ms=max(conn.last_event_ms, ts), seen_ms=now_ms,
                                           usage_seq=max(conn.usage_seq, number))
                 if fresh:
-                    deltas.append(Delta(conn.name, conn.version, conn.instance, 0, usage=usage))
+                    deltas.append(Delta(conn.name, conn.version, conn.instance, 0, usage=usage,
+                                        group=_group(conn, client_id, principal)))
                 continue
             if event == CONNECTION_CLOSED:
                 live[cid] = None
@@ -214,7 +218,8 @@ def step_connections(events: pd.DataFrame, conns: Mapping[str, Conn], markers: M
                 if cid in born and used is None:  # opened and closed within the batch: no change to count
                     deltas[born.pop(cid)] = None
                 else:
-                    deltas.append(Delta(conn.name, conn.version, conn.instance, -1, usage=used))
+                    deltas.append(Delta(conn.name, conn.version, conn.instance, -1, usage=used,
+                                        group=_group(conn, client_id, principal) if used is not None else None))
             else:  # a repeated open or any other event of an open connection: only the lease moves
                 live[cid] = conn._replace(last_event_ms=max(conn.last_event_ms, ts), seen_ms=now_ms)
             continue
@@ -232,6 +237,13 @@ def step_connections(events: pd.DataFrame, conns: Mapping[str, Conn], markers: M
     # A connection opened and closed within the batch was never stored: nothing to remove.
     changed = {cid: conn for cid, conn in live.items() if conn is not None or cid in conns}
     return ConnectionsStep(changed, marks, clock_ms, [d for d in deltas if d is not None])
+
+
+def _group(conn: Conn, client_id: Any, principal: Any) -> tuple[str | None, str | None] | None:
+    """Who an unnamed client's usage is grouped under (``configwatch.contract.usage_key``); None if it is named."""
+    if conn.name != UNKNOWN_SOFTWARE or conn.version != UNKNOWN_SOFTWARE:
+        return None
+    return (client_id if isinstance(client_id, str) else None, principal if isinstance(principal, str) else None)
 
 
 def stale_markers(markers: Mapping[str, int], clock_ms: int, config: GaugeConfig) -> list[str]:

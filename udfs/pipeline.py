@@ -158,6 +158,7 @@ def _gauge_rows(valid: pa.Table, config: GaugeConfig, key: SecretStr) -> pa.Tabl
         "partition": partition,
         "offset": offset,
         **_usage_columns(events),
+        **_usage_groups(events, key),
     }, n, ROUTED_SCHEMA)
 
 
@@ -181,6 +182,26 @@ def _usage_columns(events: pa.Table) -> dict[str, Any]:
     return {"request_pairs": pc.if_else(carrying, pairs, pa.scalar(None, pairs.type)),
             "request_overflow": pc.if_else(carrying, over, pa.scalar(None, pa.int64())),
             "usage_sequence": pc.if_else(carrying, sequence, pa.scalar(None, pa.int64()))}
+
+
+def _usage_groups(events: pa.Table, key: SecretStr) -> dict[str, Any]:
+    """Client id and principal (as findings show them) of the usage-carrying events of clients that name no
+    software (below ApiVersions v3): their usage is grouped by both (``configwatch.contract.usage_key``)."""
+    if "request_versions" not in events.column_names:
+        return {}
+    carrying = pc.fill_null(pc.and_(pc.is_valid(events.column("request_versions")),
+                                    pc.invert(pc.is_valid(events.column("client_software_name")))), False)
+    if not pc.any(carrying).as_py():
+        return {}
+    rows = pc.indices_nonzero(carrying).to_pylist()
+    out: dict[str, Any] = {}
+    for name in ("client_id", "principal"):
+        values: list[Any] = [None] * events.num_rows
+        shown = masked_identities(events.column(name).take(pa.array(rows, pa.int64())).to_pylist(), key)
+        for row, value in zip(rows, shown, strict=True):
+            values[row] = value
+        out[name] = pa.array(values, pa.string())
+    return out
 
 
 def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,

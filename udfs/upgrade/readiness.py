@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from configwatch.contract import usage_key
 from udfs.upgrade.releases import BrokerRelease, api_name, broker_release
 from udfs.upgrade.usage import ClientUsage
 
@@ -67,14 +68,21 @@ class ClientReadiness:
     client_instance_ids: tuple[str, ...]
     request_versions: tuple[tuple[int, int], ...]
     complete: bool = True
+    client_id: str | None = None  # a client naming no software: grouped by client id and principal
+    principal: str | None = None
+
+    @property
+    def key(self) -> str:
+        return usage_key(self.client_software_name, self.client_software_version, self.client_id, self.principal)
 
     @property
     def ready(self) -> bool:
         return self.status == "ready"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"client_software_name": self.client_software_name,
-                "client_software_version": self.client_software_version, "status": self.status,
+        return {"key": self.key, "client_software_name": self.client_software_name,
+                "client_software_version": self.client_software_version, "client_id": self.client_id,
+                "principal": self.principal, "status": self.status,
                 "offending": [r.to_dict() for r in self.offending],
                 "deprecated": [r.to_dict() for r in self.deprecated], "connections": self.connections,
                 "client_instance_ids": list(self.client_instance_ids),
@@ -120,7 +128,8 @@ def check_client(usage: ClientUsage, target: BrokerRelease) -> ClientReadiness:
     status: Status = "not_ready" if offending else ("ready" if pairs else "unknown")
     return ClientReadiness(usage.client_software_name, usage.client_software_version, status, offending,
                            tuple(r for r in judged if r.why == "deprecated"), usage.connections,
-                           tuple(sorted(usage.client_instance_ids)), pairs, complete=usage.overflow == 0)
+                           tuple(sorted(usage.client_instance_ids)), pairs, complete=usage.overflow == 0,
+                           client_id=usage.client_id, principal=usage.principal)
 
 
 def check_readiness(usage: Iterable[ClientUsage], target: str | BrokerRelease) -> UpgradeReadiness:
@@ -128,5 +137,5 @@ def check_readiness(usage: Iterable[ClientUsage], target: str | BrokerRelease) -
     ``udfs.upgrade.releases.UnknownReleaseError`` for a release the data does not describe."""
     release = broker_release(target) if isinstance(target, str) else target
     clients = sorted((check_client(u, release) for u in usage),
-                     key=lambda c: (_ORDER[c.status], c.client_software_name, c.client_software_version))
+                     key=lambda c: (_ORDER[c.status], c.key))
     return UpgradeReadiness(release.release, release.kafka_clients, release.source, tuple(clients))

@@ -39,6 +39,8 @@ class ClientUsage:
     connections: int = 0
     client_instance_ids: frozenset[str] = field(default_factory=frozenset)
     overflow: int = 0
+    client_id: str | None = None  # clients that name no software (below ApiVersions v3): grouped by both
+    principal: str | None = None
 
 
 @dataclass
@@ -56,11 +58,13 @@ def usage_from_events(events: Iterable[Event]) -> tuple[ClientUsage, ...]:
     A connection counts once, at its close, however often that is delivered (the contract allows
     duplicates); absent names and versions are the contract's ``unknown``. A ``connection_usage`` names
     the software of its connection, as the gateway's events all do."""
-    acc: dict[tuple[str, str], _Acc] = {}
+    acc: dict[tuple[str, str, str | None, str | None], _Acc] = {}
     for event in events:
         if event.event not in (CONNECTION_CLOSED, CONNECTION_USAGE) or event.request_versions is None:
             continue
-        row = acc.setdefault(event.software, _Acc())
+        unnamed = event.client_software_name is None
+        group = (event.client_id, event.principal) if unnamed else (None, None)
+        row = acc.setdefault((*event.software, *group), _Acc())
         row.pairs.update(event.request_versions)
         if event.event == CONNECTION_CLOSED:
             row.connections.add(event.connection_id or "")
@@ -68,15 +72,15 @@ def usage_from_events(events: Iterable[Event]) -> tuple[ClientUsage, ...]:
             row.instances.add(event.client_instance_id)
         row.overflow += event.request_versions_overflow or 0
     return tuple(ClientUsage(name, version, frozenset(row.pairs), len(row.connections), frozenset(row.instances),
-                             row.overflow)
-                 for (name, version), row in sorted(acc.items()))
+                             row.overflow, client_id, principal)
+                 for (name, version, client_id, principal), row in sorted(acc.items(), key=lambda kv: str(kv[0])))
 
 
 def usage_from_records(records: Iterable[VersionUsage]) -> tuple[ClientUsage, ...]:
     """The job's usage records (the latest per key) as rows, sorted by name and version."""
     return tuple(ClientUsage(r.client_software_name, r.client_software_version, r.pairs, r.connections,
-                             frozenset(r.client_instance_ids), r.overflow)
-                 for r in sorted(records, key=lambda r: (r.client_software_name, r.client_software_version)))
+                             frozenset(r.client_instance_ids), r.overflow, r.client_id, r.principal)
+                 for r in sorted(records, key=lambda r: r.key))
 
 
 def encode_usage(pairs: Any, overflow: Any) -> str | None:

@@ -178,9 +178,11 @@ async function reloadUpgrade() {
   $("upgrade").querySelector("tbody").replaceChildren(...doc.clients.map(c => {
     const ids = c.client_instance_ids;
     const shown = ids.slice(0, 3).join(", ") + (ids.length > 3 ? ` +${ids.length - 3}` : "");
-    return h("tr", { "data-key": `${c.client_software_name}/${c.client_software_version}`, "data-status": c.status },
+    const who = c.client_id === null && c.principal === null ? c.client_software_name
+      : `${c.client_software_name} (client.id ${c.client_id || "-"}, ${c.principal || "-"})`;
+    return h("tr", { "data-key": c.key, "data-status": c.status },
       h("td", {}, h("span", { class: `status-badge status-${c.status}`, text: c.status.replace("_", " ") })),
-      h("td", { text: c.client_software_name }),
+      h("td", { text: who }),
       h("td", { class: "mono", text: c.client_software_version }),
       h("td", { class: "num", text: fmtInt(c.connections) }),
       h("td", { class: "mono ids", text: shown || "–", title: ids.join("\n") }),
