@@ -39,10 +39,10 @@ def kafka_broker(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     from configwatch.localkafka import LocalKafka
     from configwatch.localkafka.certs import LocalCA
     from configwatch.localkafka.security import BrokerSecurity
-    from tests.security_helpers import SecureBroker, planted_users
+    from tests.security_helpers import REAUTH_MS, SecureBroker, planted_users
 
     home = tmp_path_factory.mktemp("kafka")
-    security = BrokerSecurity(LocalCA(home / "tls"), planted_users())
+    security = BrokerSecurity(LocalCA(home / "tls"), planted_users(), scram_reauth_ms=REAUTH_MS)
     broker = LocalKafka(home / "broker", security=security)
     info = broker.start()
     _say(request.config, f"[configwatch] Kafka broker (KRaft) listening on {info.bootstrap_servers}, secured "

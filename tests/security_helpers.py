@@ -12,9 +12,12 @@ from configwatch.localkafka.certs import Pem
 from configwatch.localkafka.security import BrokerSecurity
 from configwatch.secrets import SecretStr
 
-__all__ = ["MECHANISM", "USER", "SecureBroker", "planted_users"]
+__all__ = ["MECHANISM", "REAUTH_MS", "USER", "SecureBroker", "planted_users"]
 
 USER = "alice"
+# SCRAM sessions on the broker's SASL_PLAINTEXT listener last this long: clients re-authenticate (KIP-368).
+# The other tests use PLAIN there and SCRAM over SASL_SSL, which keep Kafka's default (no limit).
+REAUTH_MS = 2000
 # The mechanism each secured protocol is tested with (SSL authenticates by client certificate).
 MECHANISM = {"SASL_SSL": "SCRAM-SHA-512", "SSL": None, "SASL_PLAINTEXT": "PLAIN"}
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,7 +37,7 @@ from tests.client_roundtrips import consume_and_commit_kafka_python, consume_and
 from tests.conftest import eventually
 from tests.gateway_helpers import gateway, metric, read_events
 from tests.kafka_helpers import read_all
-from tests.security_helpers import MECHANISM, SecureBroker
+from tests.security_helpers import MECHANISM, REAUTH_MS, SecureBroker
 
 pytestmark = pytest.mark.kafka
 
@@ -192,3 +193,32 @@ def _metrics_page(gw: GatewayHandle) -> str:
     assert gw.metrics_port is not None
     return str(urllib.request.urlopen(f"http://{gw.address[0]}:{gw.metrics_port}/metrics", timeout=10).read()
                .decode())
+
+
+def test_kip_368_reauthentication_passes_through_on_the_same_connections(
+        kafka_broker: SecureBroker, kafka_bootstrap: str, topic_name: Any) -> None:
+    """The broker limits SCRAM sessions on its SASL_PLAINTEXT listener (``REAUTH_MS``): librdkafka
+    re-authenticates on its open connections, through the gateway, and keeps producing."""
+    events_topic, topic = topic_name("events"), topic_name("reauth")
+    settings = {**kafka_broker.librdkafka("SASL_PLAINTEXT"), "sasl.mechanism": "SCRAM-SHA-512"}
+    delivered: list[str] = []
+    errors: list[Any] = []
+    with secured(kafka_broker, events_topic, "SASL_PLAINTEXT") as gw:
+        producer = confluent_kafka.Producer({"bootstrap.servers": gw.bootstrap, "client.id": "sec-reauth",
+                                             "acks": "all", **settings, "error_cb": errors.append})
+        deadline = time.monotonic() + 3 * REAUTH_MS / 1000  # three sessions' worth of producing
+        sent = 0
+        while time.monotonic() < deadline:
+            producer.produce(topic, value=f"r{sent}", on_delivery=lambda err, msg: delivered.append(
+                msg.value().decode()) if err is None else errors.append(err))
+            sent += 1
+            producer.poll(0.2)
+        assert producer.flush(30) == 0
+        accepted = metric(gw, SASL_METRIC, mechanism="SCRAM-SHA-512", outcome="ok")
+        del producer  # librdkafka closes its connections when it is destroyed
+    events = [e for _k, e in read_events(kafka_bootstrap, events_topic) if e.client_id == "sec-reauth"]
+    opened = {e.connection_id for e in events if e.event == CONNECTION_OPENED}
+    assert not errors and len(delivered) == sent
+    # Without re-authentication each exchange opens a connection; with it, connections authenticate again.
+    assert accepted > len(opened) >= 1, (accepted, len(opened))
+    assert {e.principal for e in events} == {"User:alice"}

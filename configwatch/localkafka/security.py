@@ -33,6 +33,9 @@ class BrokerSecurity:
 
     ca: LocalCA
     users: Mapping[str, SecretStr] = field(default_factory=dict)
+    # KIP-368: the longest SCRAM session on the SASL_PLAINTEXT listener before a client re-authenticates (None:
+    # no limit, Kafka's default).
+    scram_reauth_ms: int | None = None
 
     @property
     def broker_pem(self) -> Pem:
@@ -58,6 +61,8 @@ class BrokerSecurity:
         for listener in ("sasl_ssl", "sasl_plaintext"):
             props[f"listener.name.{listener}.scram-sha-512.sasl.jaas.config"] = f"{_SCRAM_MODULE} required;"
             props[f"listener.name.{listener}.plain.sasl.jaas.config"] = f"{_PLAIN_MODULE} required {plain_users};"
+        if self.scram_reauth_ms is not None:
+            props["listener.name.sasl_plaintext.scram-sha-512.connections.max.reauth.ms"] = str(self.scram_reauth_ms)
         return props
 
     def format_args(self) -> list[str]:

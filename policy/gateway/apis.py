@@ -214,7 +214,8 @@ class RequestHandler:
             state.opened = True
 
     def authenticated(self, state: ConnectionState) -> None:
-        """The broker accepted the connection's SASL exchange: it opens at its next request, under its principal."""
+        """The broker accepted a SASL exchange of the connection (the first: it opens at its next request, under
+        its principal; or a KIP-368 re-authentication)."""
         self._metrics.sasl.labels(mechanism=_mechanism_label(state), outcome="ok").inc()
 
     def authentication_failed(self, state: ConnectionState, error_code: int) -> None:

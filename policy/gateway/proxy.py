@@ -251,7 +251,7 @@ class _ProxyConnection:
         error = response_error(frame, pending.api_key, pending.version)
         if error != NONE:
             self._handler.authentication_failed(state, error)
-        elif pending.api_key == SASL_AUTHENTICATE_KEY and not state.sasl.authenticated and state.sasl.accepted():
+        elif pending.api_key == SASL_AUTHENTICATE_KEY and state.sasl.accepted():  # KIP-368 re-authentications too
             self._handler.authenticated(state)
 
     async def _answer(self, header: Any, reply: Reply) -> bool:

@@ -136,9 +136,10 @@ class SaslExchange:
             self.identity = identity_of(self.mechanism, authenticate_bytes(payload, version))
 
     def accepted(self) -> bool:
-        """The broker accepted a SaslAuthenticate round; True when that completed the exchange."""
+        """The broker accepted a SaslAuthenticate round; True when that completed the exchange (once per exchange:
+        the first, and each KIP-368 re-authentication, which starts with a SaslHandshake)."""
         self.rounds += 1
-        done = self.rounds >= (2 if self.mechanism in _SCRAM else 1)
+        done = self.rounds == (2 if self.mechanism in _SCRAM else 1)
         if done:
             self.authenticated = True
         return done
