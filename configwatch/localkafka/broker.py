@@ -203,7 +203,10 @@ class LocalKafka:
                f"--cluster-id={cluster_id}", "-c", str(props), *(self.security.format_args() if self.security else [])]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
-            raise SetupError(f"formatting Kafka storage failed: {(proc.stderr or proc.stdout).strip()[-500:]}")
+            said = (proc.stderr or proc.stdout).strip()[-500:]
+            for password in self.security.users.values() if self.security else ():  # its command line held them
+                said = said.replace(password.get_secret_value(), "<password>")
+            raise SetupError(f"formatting Kafka storage failed: {said}")
 
     def _reap(self) -> None:
         if self._proc is not None:

@@ -51,8 +51,9 @@ class ConnectionRegistry:
         self._open[context.connection_id] = context
         if context.client_instance_id:
             self._instances[context.client_instance_id] += 1
-        self._software[self._software_of(context)] += 1
-        self._security[self._security_of(context)] += 1
+        software, security = self._labels_of(context)
+        self._software[software] += 1
+        self._security[security] += 1
         self._publish(CONNECTION_OPENED, context)
         return True
 
@@ -66,8 +67,7 @@ class ConnectionRegistry:
             self._instances[context.client_instance_id] -= 1
             if self._instances[context.client_instance_id] <= 0:
                 del self._instances[context.client_instance_id]
-        for counts, labels in ((self._software, self._software_of(context)),
-                               (self._security, self._security_of(context))):
+        for counts, labels in zip((self._software, self._security), self._labels_of(context), strict=True):
             counts[labels] -= 1
             if counts[labels] <= 0:
                 del counts[labels]
@@ -101,10 +101,11 @@ class ConnectionRegistry:
         """Open connections per (software name, version, security protocol, SASL mechanism, TLS version)."""
         return dict(self._security)
 
-    def _security_of(self, context: RequestContext) -> tuple[str, ...]:
-        name, version = self._software_of(context)
-        return (name, version, context.security_protocol or "none", context.sasl_mechanism or "none",
-                context.tls_version or "none")
+    def _labels_of(self, context: RequestContext) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """A connection's (software) and (software, protocol, mechanism, TLS version) labels: one identity scan."""
+        software = self._software_of(context)
+        return software, (*software, context.security_protocol or "none", context.sasl_mechanism or "none",
+                          context.tls_version or "none")
 
     def _software_of(self, context: RequestContext) -> tuple[str, str]:
         """The (name, version) a connection counts under: as its events are published; absent is unknown."""
