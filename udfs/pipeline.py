@@ -193,15 +193,15 @@ def _usage_groups(events: pa.Table, key: SecretStr) -> dict[str, Any]:
                                     pc.invert(pc.is_valid(events.column("client_software_name")))), False)
     if not pc.any(carrying).as_py():
         return {}
-    rows = pc.indices_nonzero(carrying).to_pylist()
     out: dict[str, Any] = {}
-    for name in ("client_id", "principal"):
-        values: list[Any] = [None] * events.num_rows
-        shown = masked_identities(events.column(name).take(pa.array(rows, pa.int64())).to_pylist(), key)
-        for row, value in zip(rows, shown, strict=True):
-            values[row] = value
-        out[name] = pa.array(values, pa.string())
+    for name in ("client_id", "principal"):  # Python only for the carrying rows' values (their secret scan)
+        shown = pa.array(masked_identities(events.column(name).filter(carrying).to_pylist(), key), pa.string())
+        out[name] = pc.replace_with_mask(pa.nulls(events.num_rows, pa.string()), _combined(carrying), shown)
     return out
+
+
+def _combined(mask: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return mask.combine_chunks() if isinstance(mask, pa.ChunkedArray) else mask
 
 
 def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,
