@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-__all__ = ["descendants"]
+__all__ = ["cpu_seconds", "descendants"]
 
 _PROC = Path("/proc")
+_TICK = os.sysconf("SC_CLK_TCK")
 
 
 def _children() -> dict[int, list[int]]:
@@ -31,3 +33,9 @@ def descendants(root: int) -> list[int]:
             out.append(child)
             todo.append(child)
     return out
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds process ``pid`` has used so far (all its threads)."""
+    fields = (_PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK

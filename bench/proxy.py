@@ -14,7 +14,9 @@ produce, raw asyncio sockets for handshakes).
 3. New connections per second per gateway process: ``--concurrency`` client
    tasks each connect (a TLS handshake first under SASL_SSL), send ApiVersions
    v3 (a KIP-511 name and version), read the answer (forwarded to the broker and
-   back) and close, for ``--handshake-s`` seconds.
+   back) and close, for ``--handshake-s`` seconds. The CPU each process spent per
+   connection (gateway, broker, these clients) says which one bounds the rate:
+   all three share this machine's cores.
 
 ``--security-protocol SASL_SSL`` runs all three over the broker's SASL_SSL
 listener (SCRAM-SHA-512): direct, and through a gateway speaking SASL_SSL on both
@@ -47,6 +49,7 @@ from typing import Any
 from confluent_kafka import Producer
 
 from bench.harness import machine
+from bench.proctree import cpu_seconds
 from configwatch.localkafka import LocalKafka
 from configwatch.localkafka.certs import LocalCA
 from configwatch.localkafka.security import BrokerSecurity
@@ -101,8 +104,8 @@ class _Security:
 
 
 @contextmanager
-def _gateway(broker: str, upstream: str, events: str, security: _Security) -> Iterator[str]:
-    """``configwatch gateway --upstream`` as its own process; yields its bootstrap address."""
+def _gateway(broker: str, upstream: str, events: str, security: _Security) -> Iterator[tuple[str, int]]:
+    """``configwatch gateway --upstream`` as its own process; yields its bootstrap address and pid."""
     cmd = [sys.executable, "-m", "cli.main", "--log-level", "WARNING", "gateway",
            "--bootstrap-servers", broker, "--input-topic", events, *security.gateway_flags(upstream),
            "--gateway-port", "0", "--gateway-metrics-port", "-1", "--gateway-broker-port-base", "0"]
@@ -114,7 +117,7 @@ def _gateway(broker: str, upstream: str, events: str, security: _Security) -> It
         match = READY.search(proc.stdout.readline() if ready else "")
         if match is None:
             raise RuntimeError(f"the gateway did not start (exit {proc.poll()})")
-        yield match.group(1)
+        yield match.group(1), proc.pid
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
@@ -177,7 +180,7 @@ def _latency(bootstrap: str, topic: str, rate: int, seconds: float, security: di
 
 
 async def _handshakes(address: str, concurrency: int, seconds: float, tls: ssl.SSLContext | None
-                      ) -> dict[str, float]:
+                      ) -> dict[str, Any]:
     host, port = address.rsplit(":", 1)
     request = encode_request(ApiVersionsRequest(client_software_name="bench-handshake",
                                                 client_software_version="1.0"), 3, 1, "bench-handshake")
@@ -229,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
             topic, events = f"bench-proxy-{uuid.uuid4().hex[:8]}", f"bench-proxy-events-{uuid.uuid4().hex[:8]}"
             _create_topic(plain, topic)
             _create_topic(plain, events)
-            with _gateway(plain, direct, events, security) as proxied:
+            with _gateway(plain, direct, events, security) as (proxied, gateway_pid):
                 _throughput(direct, topic, min(args.messages, 10_000), client)  # warm-up, both paths
                 _throughput(proxied, topic, min(args.messages, 10_000), client)
                 mbs: dict[str, list[float]] = {"direct": [], "gateway": []}
@@ -242,7 +245,12 @@ def main(argv: list[str] | None = None) -> int:
                     for name, bootstrap in (("direct", direct), ("gateway", proxied)):
                         lat[name].append(_latency(bootstrap, topic, args.rate, args.latency_s, client))
                         print(f"latency {name}: {lat[name][-1]}", flush=True)
+                pids = {"gateway": gateway_pid, "broker": info.pid, "clients": os.getpid()}
+                before = {name: cpu_seconds(pid) for name, pid in pids.items()}
                 hand = asyncio.run(_handshakes(proxied, args.concurrency, args.handshake_s, security.tls()))
+                hand["cpu_ms_per_connection"] = {
+                    name: round(1000 * (cpu_seconds(pid) - before[name]) / max(hand["connections"], 1), 2)
+                    for name, pid in pids.items()}
                 print(f"handshakes: {hand}", flush=True)
         finally:
             broker.stop()

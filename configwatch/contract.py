@@ -30,9 +30,11 @@ __all__ = [
     "REQUEST_VERSION_FIELDS",
     "SCHEMA_VERSION",
     "SECURITY_PROTOCOLS",
+    "SECURITY_SEP",
     "SEVERITIES",
     "SOFTWARE_MAX_CHARS",
     "SOFTWARE_PATTERN",
+    "UNKNOWN_SECURITY",
     "UNKNOWN_SOFTWARE",
     "USAGE",
     "USAGE_TOPIC",
@@ -168,6 +170,12 @@ ENTRY_FIELDS: Final = (
 def software_key(name: str, version: str) -> str:
     """The record key of a client software name and version on the gauges and usage topics: ``<name>/<version>``."""
     return f"{name}/{version}"
+
+
+# How a gauge counts a connection's posture (``connections_by_security``): ``<security_protocol>`` or, on SASL,
+# ``<security_protocol>/<sasl_mechanism>`` (``SASL_SSL/SCRAM-SHA-512``); ``unknown`` when the event names no protocol.
+SECURITY_SEP: Final = "/"
+UNKNOWN_SECURITY: Final = "unknown"
 
 
 def usage_key(name: str, version: str, client_id: str | None = None, principal: str | None = None) -> str:

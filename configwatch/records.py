@@ -276,6 +276,8 @@ class Gauge:
     client_instances: int
     updated_at_ms: int
     removed: bool = False
+    # Open connections per security posture (``configwatch.contract.security_label``: ``SASL_SSL/SCRAM-SHA-512``).
+    connections_by_security: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -291,7 +293,9 @@ class Gauge:
         return cls.from_dict(json.loads(data))
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        d["connections_by_security"] = dict(self.connections_by_security)
+        return d
 
     def to_json(self) -> str:
         return _json(self.to_dict())

@@ -56,8 +56,9 @@ def create_topics(bootstrap: str, topics: Topics, partitions: int = 3) -> None:
 
 
 def gauge_record(name: str, version: str, connections: int, instances: int,
-                 updated_at_ms: int | None = None) -> tuple[bytes, bytes]:
-    g = Gauge(name, version, connections, instances, updated_at_ms or int(time.time() * 1000))
+                 updated_at_ms: int | None = None, by_security: dict[str, int] | None = None) -> tuple[bytes, bytes]:
+    g = Gauge(name, version, connections, instances, updated_at_ms or int(time.time() * 1000),
+              connections_by_security=by_security or {})
     return g.key.encode(), g.to_json().encode()
 
 

@@ -97,8 +97,11 @@ def test_live_page_follows_gauges_and_alerts_without_reload(
         assert page.inner_text("#kpi-connections") == f"{sum(r[2] for r in FLEET):,}"
 
         # A gauge changes on the topic: the page shows it without a reload.
-        produce(kafka_bootstrap, topics.gauges, [gauge_record("librdkafka", "2.6.1", 84, 60)])
+        produce(kafka_bootstrap, topics.gauges, [gauge_record("librdkafka", "2.6.1", 84, 60, by_security={
+            "PLAINTEXT": 4, "SASL_SSL/SCRAM-SHA-512": 80})])
         expect(page.locator(row)).to_have_text("84", timeout=15_000)
+        assert page.inner_text('tr[data-key="librdkafka/2.6.1"] td.security-mix') == \
+            "SASL_SSL/SCRAM-SHA-512 80 · PLAINTEXT 4"
         assert page.locator('#chart rect[data-key="librdkafka/2.6.1"]').count() == 1
 
         # A new critical alert arrives live at the top of the feed.

@@ -89,10 +89,11 @@ def _run(settings: Settings, bootstrap: str | None) -> list[str]:
 
 def test_a_gauge_value_is_the_contract_record() -> None:
     row = {"key": JAVA, "client_software_name": "java", "client_software_version": "3.9.1", "connections": 2,
-           "client_instances": 1, "updated_at_ms": 5, "removed": False, "expired": 0}
+           "client_instances": 1, "updated_at_ms": 5, "removed": False, "expired": 0,
+           "connections_by_security": {"SSL": 2}}
     assert json.loads(gauge_value(row)) == {"client_software_name": "java", "client_software_version": "3.9.1",
                                             "connections": 2, "client_instances": 1, "updated_at_ms": 5,
-                                            "removed": False}
+                                            "removed": False, "connections_by_security": {"SSL": 2}}
     gone = json.loads(gauge_value({**row, "connections": 0, "client_instances": 0, "removed": True}))
     assert gone["removed"] is True and gone["connections"] == 0
 

@@ -205,17 +205,33 @@ def test_without_a_lease_nothing_expires() -> None:
 
 
 def test_totals_fold_deltas_and_count_instances_by_reference() -> None:
-    d = [Delta("java", "3.9", "i1", +1), Delta("java", "3.9", "i1", +1), Delta("java", "3.9", None, +1)]
+    tls, plain = "SASL_SSL/SCRAM-SHA-512", "PLAINTEXT"
+    d = [Delta("java", "3.9", "i1", +1, security=tls), Delta("java", "3.9", "i1", +1, security=tls),
+         Delta("java", "3.9", None, +1, security=plain)]
     totals, refs, row = apply_deltas("java", "3.9", Totals(), {}, d, NOW)
-    assert (totals, refs) == (Totals(3, 1), {"i1": 2})
+    assert (totals, refs) == (Totals(3, 1, '{"PLAINTEXT":1,"SASL_SSL/SCRAM-SHA-512":2}'), {"i1": 2})
     assert row is not None and (row["connections"], row["client_instances"], row["removed"]) == (3, 1, False)
-    totals, refs, row = apply_deltas("java", "3.9", totals, refs, [Delta("java", "3.9", "i1", -1)], NOW)
-    assert (totals, refs, row is not None) == (Totals(2, 1), {"i1": 1}, True)
-    totals, _, row = apply_deltas("java", "3.9", totals, refs, [Delta("java", "3.9", "i1", -1, True),
-                                                                Delta("java", "3.9", None, -1)], NOW)
+    assert row["connections_by_security"] == {plain: 1, tls: 2}
+    totals, refs, row = apply_deltas("java", "3.9", totals, refs, [Delta("java", "3.9", "i1", -1, security=tls)], NOW)
+    assert (totals, refs, row is not None) == (Totals(2, 1, '{"PLAINTEXT":1,"SASL_SSL/SCRAM-SHA-512":1}'),
+                                               {"i1": 1}, True)
+    totals, _, row = apply_deltas("java", "3.9", totals, refs, [Delta("java", "3.9", "i1", -1, True, security=tls),
+                                                                Delta("java", "3.9", None, -1, security=plain)], NOW)
     assert totals == Totals(0, 0) and row is not None and row["removed"] and row["expired"] == 1
-    assert apply_deltas("java", "3.9", Totals(1, 0), {}, [Delta("java", "3.9", None, +1),
-                                                         Delta("java", "3.9", None, -1)], NOW)[2] is None
+    assert row["connections_by_security"] == {}  # a posture with no connection left is dropped
+    assert apply_deltas("java", "3.9", Totals(1, 0, '{"unknown":1}'), {},
+                        [Delta("java", "3.9", None, +1), Delta("java", "3.9", None, -1)], NOW)[2] is None
+
+
+def test_connections_count_under_the_posture_of_their_open() -> None:
+    opened = [{**ev("opened", 1, "c1"), "security": "SASL_SSL/SCRAM-SHA-512"},
+              {**ev("opened", 2, "c2"), "security": "PLAINTEXT"}, ev("opened", 3, "c3")]
+    t = advance(GaugeState.empty(), frame(*opened), NOW)
+    assert t.gauges.iloc[-1]["connections_by_security"] == {"PLAINTEXT": 1, "SASL_SSL/SCRAM-SHA-512": 1,
+                                                             "unknown": 1}
+    closed = {**ev("closed", 4, "c1"), "security": "PLAINTEXT"}  # a close counts off its open's posture
+    t = advance(t.state, frame(closed), NOW)
+    assert t.gauges.iloc[-1]["connections_by_security"] == {"PLAINTEXT": 1, "unknown": 1}
 
 
 def test_rows_without_connection_id_never_touch_state() -> None:

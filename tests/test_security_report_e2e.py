@@ -5,6 +5,8 @@ held to TLS 1.1 by its own SSL context, presents a client certificate to a gatew
 allows TLS 1.1 so such clients show. The streaming job turns their ``connection_opened``
 events into ``security_posture`` findings; ``configwatch report security`` lists both, per
 software name, version and principal, the PLAIN one critical, and so does the dashboard.
+A third, over SASL_SSL with SCRAM, stays connected while the job runs: its gauge counts its
+connections under ``SASL_SSL/SCRAM-SHA-512``, and so does the dashboard's ``/metrics``.
 The PLAIN password crossed the gateway: no input event, output, log line or dashboard page
 holds it.
 """
@@ -15,6 +17,8 @@ import json
 import logging
 import ssl
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +27,8 @@ import pytest
 from kafka import KafkaProducer
 
 from cli.main import main
-from configwatch.contract import CONNECTION_CLOSED
+from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED
+from configwatch.records import Gauge
 from configwatch.settings import Settings
 from policy.gateway import running_gateway
 from sinks.dashboard import Topics
@@ -49,14 +54,25 @@ def _tls11_client(broker: SecureBroker) -> ssl.SSLContext:
     return ctx
 
 
-def _produce_through(broker: SecureBroker, events: str, data: str, protocol: str, client_id: str,
-                     **client: Any) -> None:
+@contextmanager
+def _connected_through(broker: SecureBroker, events: str, data: str, protocol: str, client_id: str,
+                       **client: Any) -> Iterator[None]:
+    """A producer that sent one record through a gateway speaking ``protocol``, connected for the block."""
     settings = gateway_settings(events, **broker.gateway_settings(protocol),
                                 gateway_ssl_enabled_protocols="TLSv1.1,TLSv1.2,TLSv1.3")
     with running_gateway(settings, broker.info.bootstrap_servers) as gw:
         producer = KafkaProducer(bootstrap_servers=gw.bootstrap, client_id=client_id, **client)
-        producer.send(data, value=client_id.encode()).get(timeout=60)
-        producer.close()
+        try:
+            producer.send(data, value=client_id.encode()).get(timeout=60)
+            yield
+        finally:
+            producer.close()
+
+
+def _produce_through(broker: SecureBroker, events: str, data: str, protocol: str, client_id: str,
+                     **client: Any) -> None:
+    with _connected_through(broker, events, data, protocol, client_id, **client):
+        pass
 
 
 def test_the_report_lists_plain_over_plaintext_and_tls_1_1(kafka_broker: SecureBroker, kafka_bootstrap: str,
@@ -85,9 +101,20 @@ def test_the_report_lists_plain_over_plaintext_and_tls_1_1(kafka_broker: SecureB
     settings = Settings(checkpoint_dir=tmp_path / "ckpt", input_topic=events, sink="kafka", trigger="available-now",
                         alerts_topic=alerts, quarantine_topic=topics["quarantine"], gauges_topic=topics["gauges"],
                         usage_topic=topics["usage"])
-    job = StreamingJob(settings, JobOptions.from_settings(settings), kafka_bootstrap, out=lambda _line: None)
-    job.start()
-    job.wait()
+    with _connected_through(kafka_broker, events, data, "SASL_SSL", "posture-scram",
+                            **kafka_broker.kafka_python("SASL_SSL")):
+        eventually(lambda: any(e.client_id == "posture-scram" and e.event == CONNECTION_OPENED
+                               for _k, e in read_events(kafka_bootstrap, events)) or None,
+                   timeout_s=60, message="the SCRAM client's connection_opened")
+        job = StreamingJob(settings, JobOptions.from_settings(settings), kafka_bootstrap, out=lambda _line: None)
+        job.start()
+        job.wait()
+
+    # The connected client's gauge: its connections (bootstrap and broker) under their posture.
+    gauges = {k: v for k, v, _p, _o in read_all(kafka_bootstrap, topics["gauges"])}
+    scram = Gauge.from_json(gauges[f"kafka-python/{kafka.__version__}".encode()])
+    assert scram.connections >= 1
+    assert scram.connections_by_security == {"SASL_SSL/SCRAM-SHA-512": scram.connections}
 
     capsys.readouterr()
     argv = ["report", "security", "--bootstrap-servers", kafka_bootstrap, "--alerts-topic", alerts]
@@ -114,6 +141,10 @@ def test_the_report_lists_plain_over_plaintext_and_tls_1_1(kafka_broker: SecureB
         security = eventually(lambda: get(f"{svc.url}api/security").text if json.loads(
             get(f"{svc.url}api/security").text)["weak"] == 2 else None, timeout_s=30, message="the posture rows")
         pages = [security, *(get(f"{svc.url}{path}").text for path in ("", "api/alerts", "api/gauges", "metrics"))]
+        series = (f'configwatch_client_connections_by_security{{client_software_name="kafka-python",'
+                  f'client_software_version="{kafka.__version__}",sasl_mechanism="SCRAM-SHA-512",'
+                  f'security_protocol="SASL_SSL"}} {float(scram.connections)}')
+        assert series in pages[-1]
     password = kafka_broker.password.encode()
     for name, topic in topics.items():
         raw = b"".join((k or b"") + (v or b"") for k, v, _p, _o in read_all(kafka_bootstrap, topic))

@@ -7,7 +7,7 @@ instances can only be counted where all of them are). State variables
 (``udfs.steps.STATE_SCHEMAS``):
 
 - the connections (``entries``, ``recent``, ``seen``, ``clock``): ``udfs.gauge_store``;
-- ``totals`` (map: gauge key -> connections, instances), ``instances`` (map: gauge key and
+- ``totals`` (map: gauge key -> connections, instances, connections per posture), ``instances`` (map: gauge key and
   instance -> open connections), touched only for the keys and instances a batch's deltas name;
 - ``usage`` (map: gauge key -> its usage record's numbers, request versions and first
   instance ids) and ``usage_instances`` (map: gauge key and instance -> closes).
@@ -128,7 +128,7 @@ def _fold(deltas: list[Delta], state: KeyedState, now_ms: int) -> Iterator[pd.Da
 def _totals(name: str, version: str, gauge: str, deltas: list[Delta], state: KeyedState,
             now_ms: int) -> dict[str, Any] | None:
     stored = state.map_get(TOTALS, (gauge,))
-    totals = Totals(int(stored[0]), int(stored[1])) if stored else Totals()
+    totals = Totals(int(stored[0]), int(stored[1]), str(stored[2])) if stored else Totals()
     refs = {}
     for instance in {d.instance for d in deltas if d.instance is not None}:
         value = state.map_get(INSTANCES, (gauge, instance))
@@ -140,7 +140,7 @@ def _totals(name: str, version: str, gauge: str, deltas: list[Delta], state: Key
         elif refs.get(instance):
             state.map_remove(INSTANCES, (gauge, instance))
     if new.connections:
-        state.map_put(TOTALS, (gauge,), (new.connections, new.instances))
+        state.map_put(TOTALS, (gauge,), (new.connections, new.instances, new.by_security))
     elif stored:
         state.map_remove(TOTALS, (gauge,))
     return row

@@ -26,7 +26,9 @@ per connection); :func:`advance` runs them in memory over a :class:`GaugeState`
   ``closed_retention_ms`` behind the clock (the largest event time seen); an event
   older than a connection's open never touches it;
 - ``connections`` = open connections of a name/version; ``client_instances`` =
-  distinct non-null ``client_instance_id`` among them;
+  distinct non-null ``client_instance_id`` among them; ``connections_by_security``
+  = those connections per posture of their open event (``security``, the
+  contract's ``<security_protocol>[/<sasl_mechanism>]``);
 - software names and versions arrive already masked (:func:`masked_texts`): a
   value the secret scan flags is counted as ``redacted-<fingerprint>``; client
   instance ids too, as findings show them (``udfs.sensitivity.masked_identities``);
@@ -36,6 +38,7 @@ per connection); :func:`advance` runs them in memory over a :class:`GaugeState`
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -44,7 +47,14 @@ from typing import Any, Final, NamedTuple
 import pandas as pd
 import pyarrow as pa
 
-from configwatch.contract import CONNECTION_CLOSED, CONNECTION_OPENED, CONNECTION_USAGE, UNKNOWN_SOFTWARE, software_key
+from configwatch.contract import (
+    CONNECTION_CLOSED,
+    CONNECTION_OPENED,
+    CONNECTION_USAGE,
+    UNKNOWN_SECURITY,
+    UNKNOWN_SOFTWARE,
+    software_key,
+)
 from configwatch.records import Gauge
 from configwatch.secrets import SecretStr, fingerprint
 from udfs.rules.secretscan import mask_secrets
@@ -83,11 +93,11 @@ SWEEP_MIN_MARKERS: Final = 1_000  # a sweep runs no sooner than this many close 
 
 # What the transition reads from the decoded stream (partition/offset may be null; ``usage``: the request
 # versions of a close or a connection_usage as ``udfs.upgrade.usage.encode_usage`` wrote them, else null;
-# ``usage_sequence``: a connection_usage's number on its connection).
+# ``usage_sequence``: a connection_usage's number on its connection; ``security``: the posture label).
 INPUT_COLUMNS: Final = (
     "event", "timestamp_ms", "connection_id", "client_instance_id",
     "client_software_name", "client_software_version", "partition", "offset", "usage", "usage_sequence",
-    "client_id", "principal",
+    "client_id", "principal", "security",
 )
 _ORDER: Final = ["timestamp_ms", "partition", "offset"]
 
@@ -119,6 +129,7 @@ class Conn(NamedTuple):
     last_event_ms: int
     seen_ms: int  # processing time of the batch that last saw it (the lease)
     usage_seq: int = 0  # the last connection_usage folded (a redelivered one is not counted twice)
+    security: str = UNKNOWN_SECURITY  # the posture it counts under (``connections_by_security``)
 
 
 class Delta(NamedTuple):
@@ -133,6 +144,7 @@ class Delta(NamedTuple):
     # on a close, those not reported before.
     usage: str | None = None
     group: tuple[str | None, str | None] | None = None  # a client naming no software: its (client id, principal)
+    security: str = UNKNOWN_SECURITY
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,11 +204,11 @@ def step_connections(events: pd.DataFrame, conns: Mapping[str, Conn], markers: M
     def column(name: str) -> list[Any]:
         return events[name].tolist() if name in events else [None] * len(events)
 
-    for event, ts, cid, name, version, instance, usage, seq, client_id, principal in zip(
+    for event, ts, cid, name, version, instance, usage, seq, client_id, principal, security in zip(
         events["event"].tolist(), events["timestamp_ms"].astype("int64").tolist(),
         events["connection_id"].tolist(), events["client_software_name"].tolist(),
         events["client_software_version"].tolist(), events["client_instance_id"].tolist(), column("usage"),
-        column("usage_sequence"), column("client_id"), column("principal"), strict=True,
+        column("usage_sequence"), column("client_id"), column("principal"), column("security"), strict=True,
     ):
         conn = current(cid)
         if conn is not None:
@@ -219,7 +231,8 @@ def step_connections(events: pd.DataFrame, conns: Mapping[str, Conn], markers: M
                     deltas[born.pop(cid)] = None
                 else:
                     deltas.append(Delta(conn.name, conn.version, conn.instance, -1, usage=used,
-                                        group=_group(conn, client_id, principal) if used is not None else None))
+                                        group=_group(conn, client_id, principal) if used is not None else None,
+                                        security=conn.security))
             else:  # a repeated open or any other event of an open connection: only the lease moves
                 live[cid] = conn._replace(last_event_ms=max(conn.last_event_ms, ts), seen_ms=now_ms)
             continue
@@ -231,9 +244,10 @@ def step_connections(events: pd.DataFrame, conns: Mapping[str, Conn], markers: M
             if known is not None and ts <= known:
                 continue  # an open no newer than a close already applied: redelivered
             inst = instance if isinstance(instance, str) and instance else None
-            live[cid] = Conn(str(name), str(version), inst, ts, ts, now_ms)
+            posture = security if isinstance(security, str) and security else UNKNOWN_SECURITY
+            live[cid] = Conn(str(name), str(version), inst, ts, ts, now_ms, security=posture)
             born[cid] = len(deltas)
-            deltas.append(Delta(str(name), str(version), inst, +1))
+            deltas.append(Delta(str(name), str(version), inst, +1, security=posture))
     # A connection opened and closed within the batch was never stored: nothing to remove.
     changed = {cid: conn for cid, conn in live.items() if conn is not None or cid in conns}
     return ConnectionsStep(changed, marks, clock_ms, [d for d in deltas if d is not None])
@@ -266,15 +280,17 @@ def log_lease(dropped: int, config: GaugeConfig, total: int) -> None:
 def expire_connections(conns: Mapping[str, Conn], now_ms: int, ttl_ms: int) -> tuple[list[str], list[Delta]]:
     """The connections whose lease ran out at ``now_ms`` and their (-1, expired) deltas."""
     gone = [cid for cid, c in conns.items() if c.seen_ms + ttl_ms <= now_ms]
-    return gone, [Delta(conns[c].name, conns[c].version, conns[c].instance, -1, True) for c in gone]
+    return gone, [Delta(conns[c].name, conns[c].version, conns[c].instance, -1, True, security=conns[c].security)
+                  for c in gone]
 
 
 @dataclass(frozen=True, slots=True)
 class Totals:
-    """One gauge key's values: open connections and distinct client instances."""
+    """One gauge key's values: open connections, distinct client instances, connections per posture (JSON)."""
 
     connections: int = 0
     instances: int = 0
+    by_security: str = "{}"  # JSON object, sorted keys: posture label -> open connections
 
 
 def apply_deltas(name: str, version: str, totals: Totals, refs: Mapping[str, int], deltas: Iterable[Delta],
@@ -286,22 +302,26 @@ def apply_deltas(name: str, version: str, totals: Totals, refs: Mapping[str, int
     the gauge row (``OUTPUT_SCHEMA``) when a value changed or the lease dropped some.
     """
     connections, instances, expired = totals.connections, totals.instances, 0
+    by_security: dict[str, int] = json.loads(totals.by_security)
     changed: dict[str, int] = {}
     for d in deltas:
         connections += d.change
         expired += int(d.expired)
+        if d.change:
+            by_security[d.security] = by_security.get(d.security, 0) + d.change
         if d.instance is not None:
             before = changed.get(d.instance, refs.get(d.instance, 0))
             after = max(before + d.change, 0)
             changed[d.instance] = after
             instances += int(after > 0) - int(before > 0)
-    new = Totals(max(connections, 0), max(instances, 0))
+    postures = {label: n for label, n in sorted(by_security.items()) if n > 0}
+    new = Totals(max(connections, 0), max(instances, 0), json.dumps(postures, separators=(",", ":")))
     if new == totals and not expired:
         return new, changed, None
     removed = new.connections == 0
     row = {"key": software_key(name, version), "client_software_name": name, "client_software_version": version,
            "connections": new.connections, "client_instances": 0 if removed else new.instances,
-           "updated_at_ms": now_ms, "removed": removed, "expired": expired}
+           "updated_at_ms": now_ms, "removed": removed, "connections_by_security": postures, "expired": expired}
     return new, changed, row
 
 

@@ -41,6 +41,8 @@ from configwatch.contract import (
     OUTPUT_KINDS,
     QUARANTINE,
     SCHEMA_VERSION,
+    SECURITY_SEP,
+    UNKNOWN_SECURITY,
     USAGE,
 )
 from configwatch.records import Gauge
@@ -78,6 +80,7 @@ ROUTED_SCHEMA: Final = pa.schema([
     pa.field("request_pairs", EVENT_SCHEMA.field("request_versions").type),
     pa.field("request_overflow", pa.int64()),
     pa.field("usage_sequence", pa.int64()),  # a connection_usage's number on its connection
+    pa.field("security", pa.string()),  # a connection event's posture as gauges count it (contract.security_label)
 ])
 # What the job writes: one record of one output kind. ``tombstone``: a null value on Kafka.
 FINAL_SCHEMA: Final = pa.schema([
@@ -157,9 +160,21 @@ def _gauge_rows(valid: pa.Table, config: GaugeConfig, key: SecretStr) -> pa.Tabl
                                                 config.fingerprint_key),
         "partition": partition,
         "offset": offset,
+        "security": _security_labels(events),
         **_usage_columns(events),
         **_usage_groups(events, key),
     }, n, ROUTED_SCHEMA)
+
+
+def _security_labels(events: pa.Table) -> pa.ChunkedArray | pa.Array:
+    """``configwatch.contract.security_label`` of each event, as one Arrow kernel call."""
+    n = events.num_rows
+    protocol = (pc.fill_null(events.column("security_protocol"), UNKNOWN_SECURITY)
+                if "security_protocol" in events.column_names else pa.array([UNKNOWN_SECURITY] * n, pa.string()))
+    if "sasl_mechanism" not in events.column_names:
+        return protocol
+    mechanism = pc.if_else(pc.equal(events.column("sasl_mechanism"), ""), None, events.column("sasl_mechanism"))
+    return pc.binary_join_element_wise(protocol, mechanism, SECURITY_SEP, null_handling="skip")
 
 
 def _usage_columns(events: pa.Table) -> dict[str, Any]:
@@ -229,7 +244,8 @@ def route(decoded: pa.Table, key: SecretStr, now_ms: int, gauges: GaugeConfig,
 def gauge_value(row: dict[str, Any]) -> str:
     """A gauge row's contract record (section 2) as JSON."""
     gauge = Gauge(row["client_software_name"], row["client_software_version"], int(row["connections"]),
-                  int(row["client_instances"]), int(row["updated_at_ms"]), bool(row["removed"]))
+                  int(row["client_instances"]), int(row["updated_at_ms"]), bool(row["removed"]),
+                  row.get("connections_by_security") or {})
     return gauge.to_json()
 
 

@@ -56,7 +56,10 @@ def parse_gauge(key: str, value: Mapping[str, Any]) -> Gauge:
     updated = _int(value, "updated_at_ms")
     if connections < 0 or instances < 0:
         raise ValueError("gauge counts must not be negative")
-    return Gauge(name, version, connections, instances, updated, bool(value.get("removed", False)))
+    postures = value.get("connections_by_security") or {}
+    if not isinstance(postures, dict) or not all(isinstance(n, int) and n >= 0 for n in postures.values()):
+        raise ValueError("connections_by_security must map posture labels to counts")
+    return Gauge(name, version, connections, instances, updated, bool(value.get("removed", False)), postures)
 
 
 class FleetGauges:

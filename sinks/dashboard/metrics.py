@@ -4,19 +4,23 @@ Series are built at scrape time from the current state, so a gauge removed by
 a tombstone disappears from the next scrape. Label cardinality is bounded:
 labels are client software name/version (one series per pair with open
 connections, capped at ``max_series`` with the rest folded into ``__other__``),
-finding kind/rule/severity (from the rule catalog), and topic (three). No client
-instance id, client id, principal or address is ever a label.
+security protocol and SASL mechanism (a handful), finding kind/rule/severity
+(from the rule catalog), and topic (three). No client instance id, client id,
+principal or address is ever a label.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from prometheus_client import CollectorRegistry, ProcessCollector
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from configwatch.contract import SECURITY_SEP
 from configwatch.records import Gauge
 from sinks.dashboard.state import DashboardState
 
@@ -27,14 +31,21 @@ OTHER_LABEL = "__other__"
 _SOFTWARE = ["client_software_name", "client_software_version"]
 
 
-def _fold(gauges: list[Gauge], max_series: int) -> tuple[list[tuple[str, str, int, int]], int]:
+_Row = tuple[str, str, int, int, Mapping[str, Any]]
+
+
+def _fold(gauges: list[Gauge], max_series: int) -> tuple[list[_Row], int]:
     """Keep the ``max_series`` largest pairs; sum the rest into one ``__other__`` series."""
-    rows = [(g.client_software_name, g.client_software_version, g.connections, g.client_instances) for g in gauges]
+    rows: list[_Row] = [(g.client_software_name, g.client_software_version, g.connections, g.client_instances,
+                         g.connections_by_security) for g in gauges]
     if len(rows) <= max_series:
         return rows, 0
     rows.sort(key=lambda r: (-r[2], r[0], r[1]))
     kept, rest = rows[: max_series - 1], rows[max_series - 1:]
-    kept.append((OTHER_LABEL, OTHER_LABEL, sum(r[2] for r in rest), sum(r[3] for r in rest)))
+    postures: Counter[str] = Counter()
+    for row in rest:
+        postures.update(row[4])
+    kept.append((OTHER_LABEL, OTHER_LABEL, sum(r[2] for r in rest), sum(r[3] for r in rest), dict(postures)))
     return kept, len(rest)
 
 
@@ -60,11 +71,19 @@ class DashboardCollector(Collector):
         insts = GaugeMetricFamily("configwatch_client_instances",
                                   "Distinct client instances among the open connections per software name and "
                                   "version", labels=_SOFTWARE)
-        for name, version, connections, instances in rows:
+        posture = GaugeMetricFamily("configwatch_client_connections_by_security",
+                                    "Open connections per client software name and version, security protocol and "
+                                    "SASL mechanism (empty without SASL)",
+                                    labels=[*_SOFTWARE, "security_protocol", "sasl_mechanism"])
+        for name, version, connections, instances, postures in rows:
             conns.add_metric([name, version], connections)
             insts.add_metric([name, version], instances)
+            for label, n in sorted(postures.items()):
+                protocol, _, mechanism = str(label).partition(SECURITY_SEP)
+                posture.add_metric([name, version, protocol, mechanism], int(n))
         yield conns
         yield insts
+        yield posture
         totals = self._state.fleet.totals()
         yield GaugeMetricFamily("configwatch_fleet_connections", "Open connections over the whole fleet",
                                 value=totals.connections)

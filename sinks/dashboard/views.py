@@ -44,6 +44,7 @@ def _gauge(g: Gauge) -> dict[str, Any]:
         "connections": g.connections,
         "client_instances": g.client_instances,
         "updated_at_ms": g.updated_at_ms,
+        "connections_by_security": dict(g.connections_by_security),
     }
 
 

@@ -17,7 +17,7 @@ from streaming.job.exceptions import CheckpointFormatError
 
 __all__ = ["FORMAT", "FORMAT_FILE", "check_checkpoint"]
 
-FORMAT: Final = 2  # 2: a connection's entry keeps its last folded connection_usage
+FORMAT: Final = 3  # 3: connections and gauge totals keep the posture (connections_by_security)
 FORMAT_FILE: Final = "configwatch-checkpoint.json"
 _ADVICE: Final = ("start the job with a new --checkpoint-dir or --checkpoint-uri (the state rebuilds from the input "
                   "topic's retained events)")

@@ -33,6 +33,12 @@ function applyGauges(doc) {
   renderUpdated();
 }
 
+/* Connections per security protocol and SASL mechanism, most first: "SASL_SSL/SCRAM-SHA-512 3 · PLAINTEXT 1". */
+function securityMix(byPosture) {
+  return Object.entries(byPosture || {}).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([label, n]) => `${label} ${fmtInt(n)}`).join(" · ");
+}
+
 function renderGaugeTable(before, colours) {
   const tbody = $("gauges").querySelector("tbody");
   const total = state.fleet ? state.fleet.connections : 0;
@@ -46,6 +52,7 @@ function renderGaugeTable(before, colours) {
       h("td", { class: "mono", text: g.client_software_version }),
       h("td", { class: "num", text: fmtInt(g.connections) }),
       h("td", { class: "num", text: fmtInt(g.client_instances) }),
+      h("td", { class: "mono security-mix", text: securityMix(g.connections_by_security) }),
       h("td", {}, h("div", { class: "share" },
         h("div", { class: "share-bar" }, h("i", { style: { width: `${share.toFixed(1)}%` } })),
         h("small", { text: `${share.toFixed(share < 10 ? 1 : 0)}%` }))),
