@@ -150,6 +150,7 @@ EVENT_FIELDS: Final = (
     FieldSpec("tls_cipher", str, False),
     FieldSpec("sasl_mechanism", str, False),
     FieldSpec("client_certificate", bool, False),
+    FieldSpec("tls_offered_at", str, False),
     FieldSpec("client_address", str, False),
     FieldSpec("request_size_bytes", int, False),
     FieldSpec("request_versions", list, False, REQUEST_VERSION_FIELDS),

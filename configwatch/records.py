@@ -160,6 +160,7 @@ class Event:
     tls_cipher: str | None = None
     sasl_mechanism: str | None = None
     client_certificate: bool | None = None
+    tls_offered_at: str | None = None  # a plaintext gateway: where the same cluster is reachable over TLS
     client_address: str | None = None
     configs: tuple[ConfigEntry, ...] | None = field(default=None, repr=False)
     request_size_bytes: int | None = None

@@ -192,6 +192,11 @@ class Settings:
     gateway_ssl_cafile: Path | None = setting(None, "SSL/SASL_SSL: CA certificates (PEM); given, every client must "
                                               "present a certificate they sign (mutual TLS)",
                                               commands=("gateway",), metavar="FILE")
+    gateway_tls_offered_at: str | None = setting(None, "PLAINTEXT/SASL_PLAINTEXT gateway: where clients can reach "
+                                                 "the same cluster over TLS instead (a TLS gateway or listener); "
+                                                 "named on connection events, so clients still on unauthenticated "
+                                                 "plaintext are flagged (posture-plaintext-tls-offered)",
+                                                 commands=("gateway",), metavar="HOST:PORT")
     gateway_ssl_enabled_protocols: str = setting("TLSv1.2,TLSv1.3", "SSL/SASL_SSL: the TLS versions clients may "
                                                  "negotiate (ssl.enabled.protocols); adding TLSv1.1 or TLSv1 lets "
                                                  "such clients connect so their posture is flagged",

@@ -81,6 +81,7 @@ class RequestContext:
     tls_cipher: str | None = None
     sasl_mechanism: str | None = None
     client_certificate: bool | None = None
+    tls_offered_at: str | None = None  # a plaintext listener: where the same cluster is reachable over TLS
 
     def event_fields(self) -> dict[str, Any]:
         """The contract's identity fields of an event seen on this connection."""

@@ -19,7 +19,7 @@ USER = "alice"
 # The other tests use PLAIN there and SCRAM over SASL_SSL, which keep Kafka's default (no limit).
 REAUTH_MS = 2000
 # The mechanism each secured protocol is tested with (SSL authenticates by client certificate).
-MECHANISM = {"SASL_SSL": "SCRAM-SHA-512", "SSL": None, "SASL_PLAINTEXT": "PLAIN"}
+MECHANISM = {"SASL_SSL": "SCRAM-SHA-512", "SSL": None, "SASL_PLAINTEXT": "PLAIN", "PLAINTEXT": None}
 
 
 def planted_users() -> dict[str, SecretStr]:

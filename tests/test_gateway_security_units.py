@@ -91,6 +91,10 @@ def test_tls_settings_that_cannot_work_are_refused_with_one_line(ca: LocalCA, tm
         "different security protocols": _settings(upstream="SSL://127.0.0.1:9092,SASL_SSL://127.0.0.1:9093"),
         "name versions among": _settings(gateway_security_protocol="SSL", gateway_ssl_certfile=server.cert,
                                          gateway_ssl_keyfile=server.key, gateway_ssl_enabled_protocols="TLSv9"),
+        "this one speaks SSL itself": _settings(gateway_security_protocol="SSL", gateway_ssl_certfile=server.cert,
+                                                gateway_ssl_keyfile=server.key,
+                                                gateway_tls_offered_at="kafka.example:9093"),
+        "give HOST:PORT": _settings(gateway_tls_offered_at="kafka.example"),
     }
     for expected, settings in cases.items():
         with pytest.raises(UsageError, match=expected) as caught:
@@ -107,3 +111,5 @@ def test_tls_settings_that_work_build_both_contexts(ca: LocalCA) -> None:
     assert config.upstream_protocol == "SASL_SSL" and config.sasl
     assert config.upstream_ssl.check_hostname
     assert config.advertised == "kafka.example"
+    plaintext = GatewayConfig.from_settings(_settings(gateway_tls_offered_at="kafka.example:9093"))
+    assert plaintext.tls_offered_at == "kafka.example:9093"

@@ -45,14 +45,20 @@ def test_each_weak_posture_gets_its_rule_and_a_strong_one_none() -> None:
                 client_certificate=True, principal="User:CN=carol"),
         _opened(4, security_protocol="SASL_SSL", tls_version="TLSv1.3", tls_cipher="TLS_AES_256_GCM_SHA384",
                 sasl_mechanism="SCRAM-SHA-512", principal="User:dave"),
-        _opened(5, security_protocol="PLAINTEXT", principal="User:ANONYMOUS"),
+        _opened(5, security_protocol="PLAINTEXT", principal="User:ANONYMOUS"),  # no TLS offered: nothing to move to
+        _opened(6, security_protocol="PLAINTEXT", principal="User:ANONYMOUS", tls_offered_at="kafka.example:9093"),
+        _opened(7, security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-512", principal="User:erin",
+                tls_offered_at="kafka.example:9093"),  # authenticated: its own (medium) rule, not this one
         Event(event=CONNECTION_CLOSED, timestamp_ms=T0 + 9, connection_id="gw:9192-10.0.0.1:5000-1",
               security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN"),
     ]
     found = {f.client_id: f for f in _findings(events)}
     assert {k: f.rule for k, f in found.items()} == {"app-1": "posture-plain-over-plaintext",
                                                     "app-2": "posture-sasl-over-plaintext",
-                                                    "app-3": "posture-weak-tls"}
+                                                    "app-3": "posture-weak-tls",
+                                                    "app-6": "posture-plaintext-tls-offered",
+                                                    "app-7": "posture-sasl-over-plaintext"}
+    assert found["app-6"].severity == "low" and found["app-6"].evidence["tls_offered_at"] == "kafka.example:9093"
     for f in found.values():
         entry = rule(f.rule)
         assert (f.kind, f.severity, f.keys, f.message) == (POSTURE, entry.severity, entry.keys, entry.rationale)

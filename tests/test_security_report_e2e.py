@@ -1,10 +1,12 @@
 """Security posture end to end: real clients -> secured gateways -> events -> job -> ``report security``.
 
-A kafka-python producer authenticates with SASL/PLAIN over SASL_PLAINTEXT, and another,
-held to TLS 1.1 by its own SSL context, presents a client certificate to a gateway that
-allows TLS 1.1 so such clients show. The streaming job turns their ``connection_opened``
-events into ``security_posture`` findings; ``configwatch report security`` lists both, per
-software name, version and principal, the PLAIN one critical, and so does the dashboard.
+A kafka-python producer authenticates with SASL/PLAIN over SASL_PLAINTEXT, another, held
+to TLS 1.1 by its own SSL context, presents a client certificate to a gateway that allows
+TLS 1.1 so such clients show, and a third connects over PLAINTEXT to a gateway told that
+TLS is offered elsewhere (``--gateway-tls-offered-at``). The streaming job turns their
+``connection_opened`` events into ``security_posture`` findings; ``configwatch report
+security`` lists all three, per software name, version and principal, the PLAIN one
+critical, and so does the dashboard.
 A third, over SASL_SSL with SCRAM, stays connected while the job runs: its gauge counts its
 connections under ``SASL_SSL/SCRAM-SHA-512``, and so does the dashboard's ``/metrics``.
 The PLAIN password crossed the gateway: no input event, output, log line or dashboard page
@@ -56,10 +58,10 @@ def _tls11_client(broker: SecureBroker) -> ssl.SSLContext:
 
 @contextmanager
 def _connected_through(broker: SecureBroker, events: str, data: str, protocol: str, client_id: str,
-                       **client: Any) -> Iterator[None]:
+                       gateway: dict[str, Any] | None = None, **client: Any) -> Iterator[None]:
     """A producer that sent one record through a gateway speaking ``protocol``, connected for the block."""
     settings = gateway_settings(events, **broker.gateway_settings(protocol),
-                                gateway_ssl_enabled_protocols="TLSv1.1,TLSv1.2,TLSv1.3")
+                                gateway_ssl_enabled_protocols="TLSv1.1,TLSv1.2,TLSv1.3", **(gateway or {}))
     with running_gateway(settings, broker.info.bootstrap_servers) as gw:
         producer = KafkaProducer(bootstrap_servers=gw.bootstrap, client_id=client_id, **client)
         try:
@@ -70,8 +72,8 @@ def _connected_through(broker: SecureBroker, events: str, data: str, protocol: s
 
 
 def _produce_through(broker: SecureBroker, events: str, data: str, protocol: str, client_id: str,
-                     **client: Any) -> None:
-    with _connected_through(broker, events, data, protocol, client_id, **client):
+                     gateway: dict[str, Any] | None = None, **client: Any) -> None:
+    with _connected_through(broker, events, data, protocol, client_id, gateway, **client):
         pass
 
 
@@ -87,10 +89,12 @@ def test_the_report_lists_plain_over_plaintext_and_tls_1_1(kafka_broker: SecureB
                      **kafka_broker.kafka_python("SASL_PLAINTEXT"))
     _produce_through(kafka_broker, events, data, "SSL", "posture-tls11", security_protocol="SSL",
                      ssl_context=_tls11_client(kafka_broker))
+    tls_at = kafka_broker.info.bootstrap_for("SASL_SSL")
+    _produce_through(kafka_broker, events, data, "PLAINTEXT", "posture-plaintext", {"gateway_tls_offered_at": tls_at})
 
     def closed() -> bool | None:
         ids = {e.client_id for _k, e in read_events(kafka_bootstrap, events) if e.event == CONNECTION_CLOSED}
-        return {"posture-plain", "posture-tls11"} <= ids or None
+        return {"posture-plain", "posture-tls11", "posture-plaintext"} <= ids or None
 
     eventually(closed, timeout_s=60, message="both clients' connection_closed events")
     tls = {e.tls_version for _k, e in read_events(kafka_bootstrap, events) if e.client_id == "posture-tls11"}
@@ -121,7 +125,10 @@ def test_the_report_lists_plain_over_plaintext_and_tls_1_1(kafka_broker: SecureB
     assert main([*argv, "--json"]) == 0
     rows = {(r["rule"], r["principal"]): r for r in json.loads(capsys.readouterr().out)}
     assert set(rows) == {("posture-plain-over-plaintext", "User:alice"),
-                         ("posture-weak-tls", "User:CN=carol,OU=apps,O=configwatch")}
+                         ("posture-weak-tls", "User:CN=carol,OU=apps,O=configwatch"),
+                         ("posture-plaintext-tls-offered", "User:ANONYMOUS")}
+    plaintext = rows[("posture-plaintext-tls-offered", "User:ANONYMOUS")]
+    assert plaintext["severity"] == "low" and plaintext["evidence"]["tls_offered_at"] == tls_at
     plain = rows[("posture-plain-over-plaintext", "User:alice")]
     assert (plain["severity"], plain["client_software_name"], plain["client_software_version"]) == (
         "critical", "kafka-python", kafka.__version__)
@@ -130,7 +137,7 @@ def test_the_report_lists_plain_over_plaintext_and_tls_1_1(kafka_broker: SecureB
     assert weak["severity"] == "high" and weak["evidence"]["tls_version"] == "TLSv1.1"
     assert main([*argv, "--fail-if-not-ready"]) == 3
     table = capsys.readouterr().out
-    assert table.splitlines()[0].startswith("Security posture through the gateway: 2 weak posture(s)")
+    assert table.splitlines()[0].startswith("Security posture through the gateway: 3 weak posture(s)")
     assert "posture-plain-over-plaintext" in table and "User:alice" in table
 
     # The dashboard shows the same rows; nothing anywhere holds the password that crossed the gateway.
@@ -139,7 +146,7 @@ def test_the_report_lists_plain_over_plaintext_and_tls_1_1(kafka_broker: SecureB
                                            usage=topics["usage"])) as svc:
         assert svc.wait_ready(60)
         security = eventually(lambda: get(f"{svc.url}api/security").text if json.loads(
-            get(f"{svc.url}api/security").text)["weak"] == 2 else None, timeout_s=30, message="the posture rows")
+            get(f"{svc.url}api/security").text)["weak"] == 3 else None, timeout_s=30, message="the posture rows")
         pages = [security, *(get(f"{svc.url}{path}").text for path in ("", "api/alerts", "api/gauges", "metrics"))]
         series = (f'configwatch_client_connections_by_security{{client_software_name="kafka-python",'
                   f'client_software_version="{kafka.__version__}",sasl_mechanism="SCRAM-SHA-512",'

@@ -140,7 +140,7 @@ class RequestHandler:
             broker_id=self._config.broker_id,
             tls_version=state.tls.version if state.tls else None, tls_cipher=state.tls.cipher if state.tls else None,
             client_certificate=state.tls.client_certificate if state.tls else None,
-            sasl_mechanism=state.sasl.mechanism if state.sasl else None)
+            sasl_mechanism=state.sasl.mechanism if state.sasl else None, tls_offered_at=self._config.tls_offered_at)
 
     @property
     def serves_push_config(self) -> bool:

@@ -90,6 +90,7 @@ class GatewayConfig:
     upstream_ssl: ssl.SSLContext | None = None
     broker_ports: BrokerPorts = BrokerPorts()  # node id -> the gateway port that stands for it
     advertised_host: str | None = None  # written into responses naming brokers; None: ``host``
+    tls_offered_at: str | None = None  # a plaintext gateway: where clients can connect over TLS instead
     usage_interval_s: float = 300.0  # proxy mode: connection_usage every this often (0: off)
 
     @property
@@ -135,6 +136,7 @@ class GatewayConfig:
             broker_ports=_broker_ports(settings),
             advertised_host=settings.gateway_advertised_host,
             usage_interval_s=settings.gateway_usage_interval_s,
+            tls_offered_at=settings.gateway_tls_offered_at,
         )
 
 
@@ -170,6 +172,13 @@ def _check_security(settings: Settings, protocol: str, upstream_protocol: str, p
     if proxy and uses_sasl(protocol) != uses_sasl(upstream_protocol):
         raise UsageError(f"--gateway-security-protocol {protocol} with a {upstream_protocol} upstream: SASL passes "
                          "through the gateway, so both sides use it or neither does")
+    if settings.gateway_tls_offered_at is not None:
+        if uses_tls(protocol):
+            raise UsageError(f"--gateway-tls-offered-at names where TLS is offered instead of a PLAINTEXT or "
+                             f"SASL_PLAINTEXT gateway; this one speaks {protocol} itself")
+        host, sep, port = settings.gateway_tls_offered_at.rpartition(":")
+        if not (sep and host and port.isdigit() and 0 < int(port) <= 65535):
+            raise UsageError(f"--gateway-tls-offered-at {settings.gateway_tls_offered_at!r}: give HOST:PORT")
     if uses_tls(upstream_protocol) and not settings.upstream_ssl_check_hostname:
         log.warning("--no-upstream-ssl-check-hostname: the brokers' certificates are not checked against their "
                     "host names; anyone on the path with a certificate of the CA can stand in for a broker")

@@ -150,6 +150,10 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "SASL without TLS (SASL_PLAINTEXT): authenticated, but the session is neither encrypted nor "
              "protected from tampering.",
              f"{_SECURITY}: security.protocol SASL_PLAINTEXT vs SASL_SSL"),
+    _posture("posture-plaintext-tls-offered", "low", ("security.protocol",),
+             "An unauthenticated PLAINTEXT connection although TLS is offered for the same cluster "
+             "(tls_offered_at): the client can move to it.",
+             f"{_SECURITY}: security.protocol; configwatch --gateway-tls-offered-at"),
     # --- anomalies: producer ---
     _anomaly("idempotence-acks", "high", ("enable.idempotence", "acks"),
              "enable.idempotence=true needs acks=all; with acks 0 or 1 idempotence cannot hold.",

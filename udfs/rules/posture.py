@@ -2,7 +2,8 @@
 
 A compliant client never pushes ``security.*``, ``ssl.*`` or ``sasl.*`` keys (the KIP holds them
 sensitive), so posture is judged from the connection itself: each ``connection_opened`` carries
-its ``security_protocol``, ``tls_version`` and ``sasl_mechanism`` (``docs/contract.md``). The
+its ``security_protocol``, ``tls_version`` and ``sasl_mechanism``, and a plaintext gateway told
+where TLS is offered (``--gateway-tls-offered-at``) names it as ``tls_offered_at`` (``docs/contract.md``). The
 rules (ids, severities and sources in ``udfs.rules.catalog``) are Arrow masks over a batch of
 events; only the rows they match become findings, with the same identity masking, subject and
 deterministic ``alert_id`` as every other finding, so one client's connections give one id.
@@ -27,7 +28,8 @@ from udfs.sensitivity import masked_identities
 __all__ = ["POSTURE_RULES", "posture_findings"]
 
 WEAK_TLS: Final = ("SSLv2", "SSLv3", "TLSv1", "TLSv1.1")
-_EVIDENCE: Final = ("security_protocol", "tls_version", "tls_cipher", "sasl_mechanism", "client_certificate")
+_EVIDENCE: Final = ("security_protocol", "tls_version", "tls_cipher", "sasl_mechanism", "client_certificate",
+                    "tls_offered_at")
 
 Mask = Callable[[pa.Table], pa.ChunkedArray | pa.Array]
 
@@ -48,6 +50,9 @@ POSTURE_RULES: Final[dict[str, Mask]] = {
     "posture-weak-tls": lambda e: pc.is_in(_column(e, "tls_version"), pa.array(WEAK_TLS)),
     "posture-sasl-over-plaintext":
         lambda e: pc.and_(_sasl_plaintext(e), pc.not_equal(_column(e, "sasl_mechanism"), "PLAIN")),
+    "posture-plaintext-tls-offered":
+        lambda e: pc.and_(pc.equal(_column(e, "security_protocol"), "PLAINTEXT"),
+                          pc.is_valid(_column(e, "tls_offered_at"))),
 }
 
 
