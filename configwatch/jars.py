@@ -57,14 +57,15 @@ def _jars_in(directory: Path) -> list[Path]:
 
 
 def resolve(name: str, version: str) -> list[Path]:
-    """Resolve one jar set (``connector``, ``broker`` or ``clients``) and return its jars."""
+    """Resolve one jar set (``connector``, ``broker``, ``clients`` or ``streams``) and return its jars."""
     target = _set_dir(name, version)
     if (target / _MARKER).exists():
         return _jars_in(target)
     mvn = shutil.which("mvn")
     if mvn is None:
         raise SetupError("Maven ('mvn') is not on PATH; install Maven 3.8+ to fetch the Kafka/Spark jars")
-    prop = {"connector": "spark.version", "broker": "kafka.version", "clients": "clients.version"}[name]
+    prop = {"connector": "spark.version", "broker": "kafka.version", "clients": "clients.version",
+            "streams": "clients.version"}[name]
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
     cmd = [

@@ -11,11 +11,13 @@ import pytest
 
 from configwatch.contract import CONFIG_TYPES
 from tests.rules_helpers import JAVA, by_rule, entry, findings, push, rules_of
+from udfs.rules.generate_keysets import LINES
 from udfs.rules.keysets import family_of, key_set_file, profile, resolve_profiles
 from udfs.rules.typos import edit_distance, nearest_known
+from udfs.sensitivity import RULE_CUSTOM
 
 DATA = resources.files("udfs.rules").joinpath("data")
-FILES = ["apache-kafka-java-3.9.json", "apache-kafka-java-4.3.json", "librdkafka-2.15.json"]
+FILES = [*(f"apache-kafka-java-{line}.json" for line in LINES), "librdkafka-2.15.json"]
 
 
 @pytest.mark.parametrize("file", FILES)
@@ -23,7 +25,7 @@ def test_data_files_hold_types_and_defaults(file: str) -> None:
     doc = json.loads(DATA.joinpath(file).read_text())
     assert doc["source"] and doc["version"]
     for body in doc["roles"].values():
-        assert len(body["keys"]) > 50
+        assert len(body["keys"]) > 30
         for name, spec in body["keys"].items():
             assert spec["type"] in CONFIG_TYPES, name
             assert spec["default"] is None or isinstance(spec["default"], str), name
@@ -86,10 +88,15 @@ def test_families(name: str | None, family: str | None) -> None:
 
 
 @pytest.mark.parametrize(("name", "version", "file"), [
-    ("apache-kafka-java", "3.7.1", "apache-kafka-java-3.9.json"),
-    ("apache-kafka-java", "4.0.0", "apache-kafka-java-4.3.json"),
+    ("apache-kafka-java", "3.7.1", "apache-kafka-java-3.7.json"),
+    ("apache-kafka-java", "4.0.0", "apache-kafka-java-4.0.json"),
     ("apache-kafka-java", "4.3.1-SNAPSHOT", "apache-kafka-java-4.3.json"),
-    ("apache-kafka-java", "trunk", "apache-kafka-java-4.3.json"),
+    ("apache-kafka-java", "trunk", "apache-kafka-java-4.4.json"),  # unparseable: the newest line
+    ("apache-kafka-java", "0.10.2.1", "apache-kafka-java-2.0.json"),  # below every line: the oldest
+    ("apache-kafka-java", "2.9.0", "apache-kafka-java-2.8.json"),  # between lines: the nearest lower one
+    ("apache-kafka-java", "7.9.0-ccs", "apache-kafka-java-3.9.json"),  # Confluent Platform 7.9 ships Kafka 3.9
+    ("apache-kafka-java", "6.2.1-ce", "apache-kafka-java-2.8.json"),
+    ("apache-kafka-java", "8.1.0-ccs", "apache-kafka-java-4.1.json"),
     ("confluent-kafka-python", "2.6.0-rdkafka-2.6.0", "librdkafka-2.15.json"),
     ("kafka-python", "2.0.2", "kafka-python-2.0.json"),
         ("sarama", "1.45.0", "sarama-1.60.json"),
@@ -132,3 +139,15 @@ def test_typo_rule() -> None:
     assert "unknown-key-typo" not in rules_of(findings(push([entry("acks", "all"), entry("my.app.url", "u")])))
     secret_key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     assert "unknown-key-typo" not in rules_of(findings(push([entry("acks", "all"), entry(secret_key, "1")])))
+
+
+@pytest.mark.parametrize(("version", "key", "custom"), [
+    ("2.7.2", "internal.auto.downgrade.txn.commit", False),  # internal: the 2.6 to 2.8 producers define it
+    ("7.0.1-ccs", "internal.auto.downgrade.txn.commit", True),  # Confluent 7.0 ships Kafka 3.0, which dropped it
+    ("3.6.1", "auto.include.jmx.reporter", False),  # deprecated in 3.4, removed in 4.0
+    ("4.0.0", "auto.include.jmx.reporter", True),
+    ("2.3.0", "internal.leave.group.on.close", False),
+])
+def test_a_key_the_clients_own_release_defines_is_never_custom(version: str, key: str, custom: bool) -> None:
+    rows = findings(push({key: "true", "acks": "all", "linger.ms": "5"}, ("apache-kafka-java", version)))
+    assert (key in {k for r in by_rule(rows, RULE_CUSTOM) for k in r["keys"]}) is custom

@@ -49,6 +49,7 @@ __all__ = [
     "parse_profile_id",
     "profile",
     "resolve_profiles",
+    "upstream_version",
 ]
 
 ROLES = ("producer", "consumer", "admin", "streams")
@@ -172,13 +173,24 @@ def _version_tuple(version: str | None) -> tuple[int, ...] | None:
     return None if match is None else tuple(int(p) for p in match.group(1).split("."))
 
 
+def upstream_version(fam: Mapping[str, Any], version: str | None) -> str | None:
+    """The release a family's key sets know ``version`` as: a vendor build's own version (Confluent Platform's
+    ``7.9.0-ccs``) mapped to the upstream release it ships (``3.9.0``, ``vendor_versions`` in families.json)."""
+    vendor = fam.get("vendor_versions")
+    if not vendor or not version or not version.endswith(tuple(vendor["suffixes"])):
+        return version
+    parts = version.split("-", 1)[0].split(".")
+    line = vendor["lines"].get(".".join(parts[:2]))
+    return version if line is None else ".".join([line, *parts[2:]])
+
+
 @functools.cache
 def key_set_file(software_name: str | None, software_version: str | None) -> str | None:
     """The data file describing this software name and version, or None when there is none."""
     fam = family_of(software_name)
     if fam is None or not fam["key_sets"]:
         return None
-    version = _version_tuple(software_version)
+    version = _version_tuple(upstream_version(fam, software_version))
     chosen = fam["key_sets"][-1]["file"]  # unparseable versions get the newest key set
     if version is not None:
         for entry in fam["key_sets"]:
@@ -333,9 +345,10 @@ def resolve_profiles(software_names: Sequence[str | None], software_versions: Se
 
 def _file_and_band(software_name: str | None, software_version: str | None) -> tuple[str | None, str | None]:
     file = key_set_file(software_name, software_version)
-    if file is None:
+    fam = family_of(software_name)
+    if file is None or fam is None:
         return None, None
-    return file, band(_key_set(file)["family"], software_version)
+    return file, band(_key_set(file)["family"], upstream_version(fam, software_version))
 
 
 @functools.cache
