@@ -54,6 +54,33 @@ CASES: list[tuple[str, tuple[str, str], dict[str, str] | list[dict[str, Any]], b
     ("transactional-without-idempotence", SARAMA, {"Producer.Transaction.ID": "tx-1"}, True),  # Idempotent false
     ("transactional-without-idempotence", SARAMA, {"Producer.Transaction.ID": "tx-1", "Producer.Idempotent": "true",
                                                    "Producer.RequiredAcks": "-1", "Net.MaxOpenRequests": "1"}, False),
+    ("batching-disabled", JAVA, {"batch.size": "0"}, True),
+    ("batching-disabled", RDKAFKA, {"batch.size": "0"}, True),
+    ("batching-disabled", JAVA, {"batch.size": "16384"}, False),
+    ("batching-disabled", JAVA, {**G, "auto.offset.reset": "earliest", "batch.size": "0"}, False),  # a consumer
+    ("acks-all-retries-zero", JAVA, {"acks": "all", "retries": "0"}, True),
+    ("acks-all-retries-zero", JAVA, {"acks": "-1", "retries": "0", "enable.idempotence": "true"}, False),  # its own
+    ("acks-all-retries-zero", JAVA, {"acks": "1", "retries": "0"}, False),
+    ("acks-all-retries-zero", JAVA_2, {"acks": "all"}, False),  # retries defaults to Integer.MAX_VALUE from 2.1
+    ("acks-all-retries-zero", ("apache-kafka-java", "2.0.1"), {"acks": "all"}, True),  # ... and to 0 before
+    ("bootstrap-servers-malformed", JAVA, {"bootstrap.servers": "http://b1:9092"}, True),
+    ("bootstrap-servers-malformed", JAVA, {"bootstrap.servers": "SSL://b1:9093,b2:9093"}, True),
+    ("bootstrap-servers-malformed", RDKAFKA, {"bootstrap.servers": "b1:9092,,b2:9092"}, True),
+    ("bootstrap-servers-malformed", JAVA, {"bootstrap.servers": "b1:9092,"}, True),
+    ("bootstrap-servers-malformed", JAVA, {"bootstrap.servers": "b1:9092, b2:9092"}, False),
+    ("max-poll-records-out-of-range", JAVA, {**G, "max.poll.records": "2147483647"}, True),
+    ("max-poll-records-out-of-range", JAVA, {**G, "max.poll.records": "5000"}, False),
+    ("bootstrap-servers-malformed", JAVA, {"acks": "all"}, False),  # not sent: never judged by its default
+    ("fetch-size-out-of-range", JAVA, {**G, "max.partition.fetch.bytes": "2147483647"}, True),
+    ("fetch-size-out-of-range", JAVA, {**G, "fetch.max.bytes": "104857600"}, False),
+    ("exactly-once-single-replica", JAVA, {"application.id": "app", "processing.guarantee": "exactly_once_v2",
+                                           "replication.factor": "1"}, True),
+    ("exactly-once-single-replica", JAVA, {"application.id": "app", "processing.guarantee": "exactly_once_v2",
+                                           "replication.factor": "3"}, False),
+    ("exactly-once-single-replica", JAVA, {"application.id": "app", "processing.guarantee": "at_least_once",
+                                           "replication.factor": "1"}, False),
+    ("exactly-once-single-replica", JAVA_2, {"application.id": "app", "processing.guarantee": "exactly_once"},
+     True),  # replication.factor defaults to 1 before 3.0
     ("acks-zero", JAVA, {"acks": "0"}, True),
     ("acks-zero", KAFKA_PYTHON, {"acks": "0"}, True),  # no key set: sent keys still count
     ("acks-zero", JAVA, {"acks": "1"}, False),

@@ -31,7 +31,7 @@ public final class ConfigDefProbe {
         out.append(quote("version")).append(':').append(quote(version())).append(',');
         out.append(quote("roles")).append(":{");
         for (int i = 0; i < ROLES.length; i++) {
-            out.append(i == 0 ? "" : ",").append(quote(ROLES[i][0])).append(':').append(keys(configDef(ROLES[i][1])));
+            out.append(i == 0 ? "" : ",").append(quote(ROLES[i][0])).append(':').append(keys(ROLES[i][1]));
         }
         out.append("},").append(quote("streams_prefixes")).append(":{");
         boolean first = true;
@@ -78,7 +78,13 @@ public final class ConfigDefProbe {
         }
     }
 
-    private static String keys(ConfigDef def) {
+    private static String keys(String className) throws Exception {
+        ConfigDef def;
+        try {
+            def = configDef(className);
+        } catch (ClassNotFoundException e) {
+            return "{}"; // a release without that client (the admin client came in 0.11)
+        }
         Map<String, ConfigDef.ConfigKey> sorted = new TreeMap<>(def.configKeys());
         StringBuilder out = new StringBuilder("{");
         boolean first = true;

@@ -37,6 +37,8 @@ __all__ = ["BROKER_MAX_SESSION_MS", "BROKER_MIN_SESSION_MS", "CLASSIC_ONLY", "EN
 BROKER_MIN_SESSION_MS: Final = 6_000
 BROKER_MAX_SESSION_MS: Final = 1_800_000
 IDEMPOTENCE_MAX_IN_FLIGHT: Final = 5
+MAX_POLL_RECORDS: Final = 100_000  # max-poll-records-out-of-range (catalog rationale)
+MAX_FETCH_BYTES: Final = 1 << 30  # fetch-size-out-of-range
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,36 @@ def _txn_no_idem(e: Effective) -> pd.Series:
     return _producer(e) & has_txn & off
 
 
+def _batching_disabled(e: Effective) -> pd.Series:
+    return _producer(e) & _b(_v(e, "batch.size") == 0)
+
+
+def _acks_all_retries_zero(e: Effective) -> pd.Series:
+    return _producer(e) & _b(_v(e, "acks") == -1) & _b(_v(e, "retries") == 0) & ~_idempotence_on(e)
+
+
+def _bootstrap_malformed(e: Effective) -> pd.Series:
+    """A scheme in an entry, or an empty entry beside others (a wholly empty list fails at the client's start)."""
+    servers = _v(e, "bootstrap.servers").astype("string").str.strip()
+    scheme = servers.str.contains("://", regex=False)
+    empty = servers.str.contains(r"^,|,\s*,|,$", regex=True)
+    return e.sent["bootstrap.servers"] & _b(scheme | empty)
+
+
+def _max_poll_records(e: Effective) -> pd.Series:
+    return _consumer(e) & _b(_v(e, "max.poll.records") > MAX_POLL_RECORDS)
+
+
+def _fetch_size(e: Effective) -> pd.Series:
+    too_big = (_v(e, "fetch.max.bytes") > MAX_FETCH_BYTES) | (_v(e, "max.partition.fetch.bytes") > MAX_FETCH_BYTES)
+    return _consumer(e) & _b(too_big)
+
+
+def _eos_single_replica(e: Effective) -> pd.Series:
+    guarantee = _v(e, "processing.guarantee").astype("string").str.strip().str.lower()
+    return (e.role == "streams") & _b(guarantee.str.startswith("exactly_once")) & _b(_v(e, "replication.factor") == 1)
+
+
 def _acks_zero(e: Effective) -> pd.Series:
     return _producer(e) & _b(_v(e, "acks") == 0)
 
@@ -194,7 +226,12 @@ STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
                 "{max.in.flight.requests.per.connection}, retries={retries}"),
     AnomalyRule("transactional-without-idempotence", _txn_no_idem,
                 "a transactional.id is set with enable.idempotence=false"),
+    AnomalyRule("batching-disabled", _batching_disabled, "batch.size=0 disables batching"),
+    AnomalyRule("acks-all-retries-zero", _acks_all_retries_zero,
+                "acks=all with retries=0: one transient error fails the write"),
     AnomalyRule("acks-zero", _acks_zero, "acks=0: failed writes go unnoticed and retries do not apply"),
+    AnomalyRule("bootstrap-servers-malformed", _bootstrap_malformed,
+                "bootstrap.servers has an entry with a URL scheme or an empty entry"),
     AnomalyRule("delivery-timeout-too-short", _delivery_short,
                 "delivery.timeout.ms={delivery.timeout.ms} is below linger.ms={linger.ms} + "
                 "request.timeout.ms={request.timeout.ms}"),
@@ -215,6 +252,13 @@ STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
                 "session.timeout.ms={session.timeout.ms}"),
     AnomalyRule("session-timeout-out-of-bounds", _session_bounds,
                 "session.timeout.ms={session.timeout.ms} is outside the broker's default bounds 6000..1800000"),
+    AnomalyRule("max-poll-records-out-of-range", _max_poll_records,
+                "max.poll.records={max.poll.records} is above 100000"),
+    AnomalyRule("fetch-size-out-of-range", _fetch_size,
+                "fetch.max.bytes={fetch.max.bytes} or max.partition.fetch.bytes={max.partition.fetch.bytes} is "
+                "above 1 GiB"),
+    AnomalyRule("exactly-once-single-replica", _eos_single_replica,
+                "processing.guarantee={processing.guarantee} with replication.factor=1"),
     AnomalyRule("fetch-wait-not-below-request-timeout", _fetch_wait,
                 "fetch.max.wait.ms={fetch.max.wait.ms} is not below request.timeout.ms={request.timeout.ms}"),
     AnomalyRule("consumer-protocol-ignores-classic-keys", _consumer_protocol,
@@ -222,7 +266,8 @@ STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
 )
 
 
-ENUMS: Final = {"group.protocol": ("classic", "consumer")}
+ENUMS: Final = {"group.protocol": ("classic", "consumer"),
+                "processing.guarantee": ("at_least_once", "exactly_once", "exactly_once_beta", "exactly_once_v2")}
 SHOWN_SET: Final = "set"  # how a finding shows a free-text value
 SHOWN_ACKS_ALL: Final = "all"  # how a finding shows acks -1
 
@@ -259,6 +304,16 @@ def _fill(template: str, shown: dict[str, Any]) -> str:
     return PLACEHOLDER.sub(one, template)
 
 
+def _defaults_note(template: str, keys: list[str], shown: dict[str, Any], eff: Effective, row: int) -> str:
+    """``; <key>=<value> is the default of the client's release`` for the values the user did not set."""
+    named = set(PLACEHOLDER.findall(template)) | {k for k in keys if f"{k}=" in template}
+    unset = [k for k in keys if k in named and not bool(eff.explicit.at[row, k]) and shown.get(k) is not None]
+    if not unset:
+        return ""
+    values = ", ".join(f"{k}={_text(shown[k])}" for k in unset)
+    return f"; {values} {'is' if len(unset) == 1 else 'are'} the default of the client's release"
+
+
 def evaluate(eff: Effective) -> pd.DataFrame:
     """Findings of every stateless anomaly rule: columns row, rule, keys, message, evidence."""
     rows: list[dict[str, Any]] = []
@@ -269,7 +324,7 @@ def evaluate(eff: Effective) -> pd.DataFrame:
                     rule.id != "consumer-protocol-ignores-classic-keys" or bool(eff.explicit.at[row, k])]
             shown = {k: _shown(eff.values.at[row, k], k) for k in keys}
             defaulted = sorted(k for k in keys if not bool(eff.sent.at[row, k]))
-            text = _fill(rule.message, shown)
+            text = _fill(rule.message, shown) + _defaults_note(rule.message, keys, shown, eff, int(row))
             rows.append({"row": int(row), "rule": rule.id, "keys": tuple(sorted(keys)), "message": text + ".",
                          "evidence": {"values": shown, "defaulted": defaulted}})
     return raw_frame(rows)

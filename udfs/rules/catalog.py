@@ -154,6 +154,11 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "An unauthenticated PLAINTEXT connection although TLS is offered for the same cluster "
              "(tls_offered_at): the client can move to it.",
              f"{_SECURITY}: security.protocol; configwatch --gateway-tls-offered-at"),
+    # --- anomalies: every client ---
+    _anomaly("bootstrap-servers-malformed", "medium", ("bootstrap.servers",),
+             "bootstrap.servers has an entry with a URL scheme (http://, SSL://: the client drops or refuses it, "
+             "and it turns no TLS on) or an empty entry.",
+             f"{_COMMON}: bootstrap.servers (a list of host/port pairs, host1:port1,host2:port2,...)"),
     # --- anomalies: producer ---
     _anomaly("idempotence-acks", "high", ("enable.idempotence", "acks"),
              "enable.idempotence=true needs acks=all; with acks 0 or 1 idempotence cannot hold.",
@@ -179,6 +184,16 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "A transactional.id is configured while enable.idempotence=false; transactions need idempotence.",
              f"{_PRODUCER}: transactional.id",
              clients=_PRODUCERS),
+    _anomaly("batching-disabled", "medium", ("batch.size",),
+             "batch.size=0 disables batching: every record travels in a request of its own, at a large cost in "
+             "throughput and broker load.",
+             f"{_PRODUCER}: batch.size (a batch size of zero will disable batching entirely)",
+             clients=_PRODUCERS),
+    _anomaly("acks-all-retries-zero", "high", ("acks", "retries"),
+             "acks=all with retries=0: the write waits for every in-sync replica, yet one transient error (a "
+             "leader change, a timeout) fails it for good.",
+             f"{_PRODUCER}: acks, retries; KIP-91 (retries defaults to Integer.MAX_VALUE from 2.1)",
+             clients=f"{_PRODUCERS}, unless enable.idempotence=true is set (idempotence-retries says it)"),
     _anomaly("acks-zero", "medium", ("acks",),
              "acks=0: the producer never learns about failed writes and retries do not take effect.",
              f"{_PRODUCER}: acks",
@@ -223,10 +238,26 @@ CATALOG: Final[tuple[Rule, ...]] = (
              f"{_CONSUMER}: session.timeout.ms; Broker Configs: group.min.session.timeout.ms, "
              "group.max.session.timeout.ms",
              clients=_CONSUMERS),
+    _anomaly("max-poll-records-out-of-range", "medium", ("max.poll.records",),
+             "max.poll.records above 100,000: the records of one poll must be processed within "
+             "max.poll.interval.ms, or the member leaves the group and its partitions move.",
+             f"{_CONSUMER}: max.poll.records (default 500), max.poll.interval.ms",
+             clients=_CONSUMERS),
+    _anomaly("fetch-size-out-of-range", "medium", ("fetch.max.bytes", "max.partition.fetch.bytes"),
+             "A fetch size above 1 GiB: the consumer buffers up to that much per fetch in its heap (defaults "
+             "50 MiB and 1 MiB).",
+             f"{_CONSUMER}: fetch.max.bytes, max.partition.fetch.bytes",
+             clients=_CONSUMERS),
     _anomaly("fetch-wait-not-below-request-timeout", "medium", ("fetch.max.wait.ms", "request.timeout.ms"),
              "fetch.max.wait.ms is not below request.timeout.ms, so an idle fetch times out before the broker answers.",
              f"{_CONSUMER}: fetch.max.wait.ms, request.timeout.ms",
              clients=_CONSUMERS),
+    _anomaly("exactly-once-single-replica", "high", ("processing.guarantee", "replication.factor"),
+             "Exactly-once processing with replication.factor=1: the application's changelog and repartition "
+             "topics live on one broker, whose loss stops the application or loses its state.",
+             "Kafka documentation, Kafka Streams configs: processing.guarantee (exactly-once requires a cluster of "
+             "at least three brokers by default), replication.factor",
+             clients="Kafka Streams (Java), every release"),
     _anomaly("consumer-protocol-ignores-classic-keys", "low",
              ("group.protocol", "session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"),
              "group.protocol=consumer with session.timeout.ms, heartbeat.interval.ms or "

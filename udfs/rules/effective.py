@@ -34,9 +34,11 @@ NUMERIC_KEYS: Final = (
     "request.timeout.ms", "buffer.memory", "batch.size", "reconnect.backoff.ms", "reconnect.backoff.max.ms",
     "retry.backoff.ms", "retry.backoff.max.ms", "socket.connection.setup.timeout.ms",
     "socket.connection.setup.timeout.max.ms", "heartbeat.interval.ms", "session.timeout.ms", "fetch.max.wait.ms",
+    "max.poll.records", "fetch.max.bytes", "max.partition.fetch.bytes", "replication.factor",
 )
 BOOL_KEYS: Final = ("enable.idempotence",)
-STRING_KEYS: Final = ("transactional.id", "group.protocol", "partition.assignment.strategy", "group.id")
+STRING_KEYS: Final = ("transactional.id", "group.protocol", "partition.assignment.strategy", "group.id",
+                      "bootstrap.servers", "processing.guarantee")
 RULE_KEYS: Final = NUMERIC_KEYS + BOOL_KEYS + STRING_KEYS
 YIELDING_IDEMPOTENCE: Final = "default-idempotence-yields"  # the behaviour's name in defaults.json
 NO_PROFILE: Final = "none"  # role and judge of a push without a profile

@@ -1,6 +1,6 @@
 """Write the Java client key sets, ``udfs/rules/data/apache-kafka-java-<line>.json``, from the real jars.
 
-For each Apache Kafka release line in ``LINES`` (2.0 to the newest on Maven Central)
+For each Apache Kafka release line in ``LINES`` (0.10.2 to the newest on Maven Central)
 the kafka-streams jar of the line's latest patch and its kafka-clients are resolved by
 Maven (``configwatch.jars``), and ``scripts/jvm/ConfigDefProbe.java`` (a development
 tool outside the packages, compiled once with javac) prints the full ConfigDef of the
@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 FAMILY = "apache-kafka-java"
 # Release line -> its latest patch on Maven Central (checked 2026-12-07).
 LINES: dict[str, str] = {
+    "0.10.2": "0.10.2.2", "0.11.0": "0.11.0.3", "1.0": "1.0.2", "1.1": "1.1.1",
     "2.0": "2.0.1", "2.1": "2.1.1", "2.2": "2.2.2", "2.3": "2.3.1", "2.4": "2.4.1", "2.5": "2.5.1",
     "2.6": "2.6.3", "2.7": "2.7.2", "2.8": "2.8.2", "3.0": "3.0.2", "3.1": "3.1.2", "3.2": "3.2.3",
     "3.3": "3.3.2", "3.4": "3.4.1", "3.5": "3.5.2", "3.6": "3.6.2", "3.7": "3.7.2", "3.8": "3.8.1",
@@ -59,7 +60,8 @@ def _classpath(paths: Sequence[Path]) -> str:
 def _compile(out: Path) -> None:
     if shutil.which("javac") is None:
         raise SetupError("javac is needed to build the probe (OpenJDK 17; scripts/system-deps.sh installs it)")
-    subprocess.run(["javac", "-d", str(out), "-cp", _classpath(jars.resolve("streams", LINES["2.0"])), str(PROBE)],
+    oldest = next(iter(LINES.values()))
+    subprocess.run(["javac", "-d", str(out), "-cp", _classpath(jars.resolve("streams", oldest)), str(PROBE)],
                    check=True, capture_output=True, text=True)
 
 
