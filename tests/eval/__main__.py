@@ -1,4 +1,7 @@
-"""``python -m tests.eval [--seed N] [--size N] [--mode raw|edge|both] [--errors]``: print the evaluation."""
+"""``python -m tests.eval [--seed N] [--size N] [--mode raw|edge|both] [--errors]``: print the evaluation.
+
+The generated fleet first (per mode), then the real-world set (``tests/eval/realworld``).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import time
 from collections import Counter
 
 from tests.eval.fleet import build_fleet
+from tests.eval.realworld.score import format_realworld, score
 from tests.eval.score import MODES, run
 from tests.eval.table import format_errors, format_families, format_report
 
@@ -36,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.errors:
             print()
             print(format_errors(report))
+    print()
+    print(format_realworld(score()))
     print(f"\n({time.monotonic() - started:.1f}s)")
     return 0
 

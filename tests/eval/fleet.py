@@ -18,6 +18,7 @@ from tests.eval.clients import Client, Group, make_context
 from tests.eval.families import BOOTSTRAPS, COOP, RANGE, App, base_push, pick_software, tunings
 from tests.eval.faults import LEAKS, OUTLIER, Draft, Fault
 from tests.eval.misconfig import ANOMALIES, OUTLIERS, TRAPS
+from udfs.rules.anomalies import MAX_FETCH_BYTES, MAX_POLL_RECORDS
 from udfs.rules.catalog import CATALOG
 
 __all__ = ["Fleet", "build_fleet"]
@@ -209,7 +210,17 @@ def _outlier(rng: random.Random, dr: Draft) -> None:
     value = min(float(rng.choice(values)) * 10 ** rng.uniform(-0.3, 0.3), 2_000_000_000.0)  # one-offs differ
     dr.push.set(key, str(int(value)))
     dr.expected.add(OUTLIER)
+    dr.expected |= _beyond_range(key, value)
     dr.scenarios.append(f"outlier/{key}")
+
+
+def _beyond_range(key: str, value: float) -> set[str]:
+    """The range rules an outlier value also breaks (their documented bounds, ``udfs.rules.anomalies``)."""
+    if key == "max.poll.records" and value > MAX_POLL_RECORDS:
+        return {"max-poll-records-out-of-range"}
+    if key in ("fetch.max.bytes", "max.partition.fetch.bytes") and value > MAX_FETCH_BYTES:
+        return {"fetch-size-out-of-range"}
+    return set()
 
 
 def _peer(client: Client) -> tuple[str, str, str]:
