@@ -130,6 +130,12 @@ def rule_pushes() -> list[dict[str, Any]]:
         _g("no-common", **{"partition.assignment.strategy": "org.apache.kafka.clients.consumer.RoundRobinAssignor"}),
         _g("no-common", **{"partition.assignment.strategy": "cooperative-sticky"}),
         _g("streams-mix"), _g("streams-mix", **{"group.protocol": "streams"}),
+        push({"batch.size": "0"}),
+        push({"acks": "all", "retries": "0"}),
+        push({"bootstrap.servers": "SSL://b1:9093,b2:9093"}),
+        _g("poll", **{"max.poll.records": "2147483647"}),
+        _g("fetch-size", **{"max.partition.fetch.bytes": "2147483647"}),
+        push({"application.id": "eos-app", "processing.guarantee": "exactly_once_v2", "replication.factor": "1"}),
     ]
     fleet = [push({"acks": "all", "linger.ms": "5", "batch.size": "16384"}, RDKAFKA) for _ in range(MIN_PEERS)]
     return [*pushes, *fleet, push({"acks": "all", "linger.ms": "50000", "batch.size": "16384"}, RDKAFKA)]
@@ -157,4 +163,7 @@ def posture_events() -> list[dict[str, Any]]:
         {**common, "timestamp_ms": 1_790_000_000_003, "connection_id": "10.0.0.1:9092-10.0.0.23:50003-3",
          "client_id": "posture-tls11", "principal": "User:CN=carol", "security_protocol": "SSL",
          "tls_version": "TLSv1.1", "tls_cipher": "ECDHE-RSA-AES128-SHA", "client_certificate": True},
+        {**common, "timestamp_ms": 1_790_000_000_004, "connection_id": "10.0.0.1:9092-10.0.0.24:50004-4",
+         "client_id": "posture-anonymous", "principal": "User:ANONYMOUS", "security_protocol": "PLAINTEXT",
+         "tls_offered_at": "kafka.example:9093"},
     ]

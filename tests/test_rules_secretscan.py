@@ -55,6 +55,7 @@ POSITIVES = [
     ("Zx9Kq2Lm8Pw4Rt7Yb3Nc", HIGH_ENTROPY),
     ("token value: 3kF9zQ2mX7pL4vB8nR1tY6wC5hJ0gD", HIGH_ENTROPY),
     ("orders-app-3kF9zQ2mX7pL4vB8nR1tY6wC-StreamThread-1-consumer", HIGH_ENTROPY),  # a token in a compound id
+    ("checkout-aggregator-511-SqieLR8SbbKeaCqJAqkwgtkccImGJULM", HIGH_ENTROPY),  # a token after a long name
 ]
 
 NEGATIVES = [

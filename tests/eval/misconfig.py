@@ -205,6 +205,64 @@ def _consumer_protocol_classic_keys(dr: Draft) -> bool:
     return True
 
 
+def _batching_disabled(dr: Draft) -> bool:
+    if not _producer(dr) or dr.family not in ("java", "librdkafka"):
+        return False
+    dr.push.set("batch.size", "0")
+    dr.expected.add("batching-disabled")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+def _acks_all_retries_zero(dr: Draft) -> bool:
+    """acks=all with retries=0 and no explicit idempotence (where it is explicit, idempotence-retries says it)."""
+    if not _producer(dr) or dr.family != "java" or _explicit(dr, "enable.idempotence"):
+        return False
+    dr.push.set("acks", "all").set("retries", "0")
+    dr.expected.add("acks-all-retries-zero")
+    if java_yields(dr.release):  # and the user's retries=0 turns the default idempotence off
+        dr.expected.add("idempotence-implicitly-disabled")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+def _bootstrap_malformed(dr: Draft) -> bool:
+    if dr.family not in ("java", "librdkafka"):
+        return False
+    servers = dr.push.get("bootstrap.servers") or "kafka-1:9092"
+    broken = dr.rng.choice((f"http://{servers}", f"SSL://{servers}", f"{servers},", f"{servers},,kafka-9:9092"))
+    dr.push.set("bootstrap.servers", broken)
+    dr.expected.add("bootstrap-servers-malformed")
+    return True
+
+
+def _max_poll_records(dr: Draft) -> bool:
+    if not _consumer(dr) or dr.family != "java":
+        return False
+    dr.push.set("max.poll.records", "2147483647")
+    dr.expected.add("max-poll-records-out-of-range")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+def _fetch_size(dr: Draft) -> bool:
+    if not _consumer(dr) or dr.family != "java":
+        return False
+    dr.push.set(dr.rng.choice(("fetch.max.bytes", "max.partition.fetch.bytes")), "2147483647")
+    dr.expected.add("fetch-size-out-of-range")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+def _exactly_once_single_replica(dr: Draft) -> bool:
+    if dr.family != "java" or dr.app.role != "streams":
+        return False
+    guarantee = "exactly_once_v2" if dr.release >= (3, 0) else "exactly_once"
+    dr.push.set("processing.guarantee", guarantee, "STRING").set("replication.factor", "1", "INT")
+    dr.expected.add("exactly-once-single-replica")
+    return True
+
+
 ANOMALIES: tuple[Fault, ...] = (
     ("anomaly/acks-zero", 5, _acks_zero),
     ("anomaly/idempotence-with-acks-1", 3, _idempotence_acks1),
@@ -223,6 +281,12 @@ ANOMALIES: tuple[Fault, ...] = (
     ("anomaly/session-timeout-out-of-bounds", 2, _session_bounds),
     ("anomaly/fetch-wait-not-below-request-timeout", 2, _fetch_wait),
     ("anomaly/consumer-protocol-with-classic-keys", 2, _consumer_protocol_classic_keys),
+    ("anomaly/batching-disabled", 2, _batching_disabled),
+    ("anomaly/acks-all-retries-0", 2, _acks_all_retries_zero),
+    ("anomaly/bootstrap-servers-malformed", 2, _bootstrap_malformed),
+    ("anomaly/max-poll-records-out-of-range", 1, _max_poll_records),
+    ("anomaly/fetch-size-out-of-range", 1, _fetch_size),
+    ("anomaly/exactly-once-single-replica", 2, _exactly_once_single_replica),
 )
 
 # One-off values two or more orders of magnitude from anything the fleet uses: (family, role, key, values).
@@ -300,6 +364,31 @@ def _static_member(dr: Draft) -> bool:
     return True
 
 
+def _bootstrap_spaced(dr: Draft) -> bool:
+    """A list with spaces after its commas, as people write it: a list all the same."""
+    servers = dr.push.get("bootstrap.servers")
+    if dr.family != "java" or not servers or "," not in servers:
+        return False
+    dr.push.set("bootstrap.servers", servers.replace(",", ", "))
+    return True
+
+
+def _single_replica_at_least_once(dr: Draft) -> bool:
+    """replication.factor=1 without exactly-once: a development choice, not this finding."""
+    if dr.family != "java" or dr.app.role != "streams" or dr.app.eos:
+        return False
+    dr.push.set("processing.guarantee", "at_least_once", "STRING").set("replication.factor", "1", "INT")
+    return True
+
+
+def _large_but_sane_poll(dr: Draft) -> bool:
+    if not _consumer(dr) or dr.family != "java":
+        return False
+    dr.push.set("max.poll.records", "20000")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
 TRAPS: tuple[Fault, ...] = (
     ("trap/acks-1-where-idempotence-does-not-yield", 3, _acks1_no_yield),
     ("trap/idempotence-off-with-acks-1", 2, _idempotence_off_acks1),
@@ -308,4 +397,7 @@ TRAPS: tuple[Fault, ...] = (
     ("trap/os-default-socket-buffers", 2, _os_socket_buffers),
     ("trap/kip-848-group-protocol", 2, _new_protocol),
     ("trap/static-membership-and-rack", 2, _static_member),
+    ("trap/bootstrap-servers-with-spaces", 2, _bootstrap_spaced),
+    ("trap/single-replica-at-least-once", 2, _single_replica_at_least_once),
+    ("trap/large-but-sane-max-poll-records", 1, _large_but_sane_poll),
 )

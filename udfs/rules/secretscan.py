@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from udfs.rules.entropy import token_stats
-from udfs.rules.identity import split_identity, strip_structure
+from udfs.rules.identity import SEGMENT_SEPARATORS, split_identity, strip_structure
 
 __all__ = [
     "CERTIFICATE",
@@ -127,6 +127,23 @@ def _placeholder(extracted: pa.StructArray, names: list[str]) -> pa.Array:
     return pc.fill_null(is_placeholder, True)
 
 
+def _with_long_segments(tokens: pa.Array, owners: np.ndarray) -> tuple[pa.Array, np.ndarray]:
+    """The tokens, then each of their ``-``/``_`` segments long enough to be judged on its own.
+
+    A credential appended to a name (``checkout-7-<token>``) is diluted by the name when
+    the token is judged whole; judged alone, it is what it is.
+    """
+    split = pc.split_pattern_regex(tokens, pattern=SEGMENT_SEPARATORS)
+    segments = pc.list_flatten(split)
+    parents = pc.list_parent_indices(split).to_numpy()
+    several = (pc.list_value_length(split).to_numpy() > 1)[parents]
+    keep = several & pc.greater_equal(pc.utf8_length(segments), ENTROPY_MIN_LEN).to_numpy(zero_copy_only=False)
+    if not keep.any():
+        return tokens, owners
+    return (pa.concat_arrays([tokens, segments.filter(pa.array(keep))]),
+            np.concatenate([owners, owners[parents[keep]]]))
+
+
 def _high_entropy(values: pa.Array) -> np.ndarray:
     """Per value: True when one of its tokens looks like a random credential."""
     n = len(values)
@@ -147,6 +164,7 @@ def _high_entropy(values: pa.Array) -> np.ndarray:
     owners = owners[long_enough]
     long_enough = pc.greater_equal(pc.utf8_length(tokens), ENTROPY_MIN_LEN).to_numpy(zero_copy_only=False)
     tokens, owners = tokens.filter(pa.array(long_enough)), owners[long_enough]
+    tokens, owners = _with_long_segments(tokens, owners)
     stats = token_stats(tokens)
     mixed = (stats.classes & (LOWER | UPPER | DIGIT)) == (LOWER | UPPER | DIGIT)
     bits = np.where(stats.length >= ENTROPY_LONG_LEN, ENTROPY_BITS_LONG, ENTROPY_BITS)
