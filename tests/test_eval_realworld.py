@@ -40,6 +40,27 @@ def test_a_dump_becomes_the_push_a_kip_client_of_its_release_sends() -> None:
                              "interceptor.classes"}
 
 
+def test_a_streams_client_judges_is_default_by_its_streams_config() -> None:
+    streams = Dump(id="streams", source="https://example.invalid/s", client="streams", release="3.4.1",
+                   lines=(("application.id", "orders"), ("retries", "0"), ("replication.factor", "-1")), labels=())
+    entries = {e["key"]: e for e in to_push(streams).entries}
+    # StreamsConfig's retries defaults to 0 (its producer keeps ProducerConfig's Integer.MAX_VALUE).
+    assert entries["retries"]["is_default"] and entries["replication.factor"]["is_default"]
+    assert not entries["application.id"]["is_default"]
+
+
+def test_a_key_the_client_changed_itself_is_pushed_as_a_default() -> None:
+    lines = (("acks", "1"), ("enable.idempotence", "false"))
+    changed = Dump(id="acks1", source="https://example.invalid/a", client="producer", release="3.8.1", lines=lines,
+                   labels=(), unset_by_user=frozenset({"enable.idempotence"}))
+    entries = {e["key"]: e for e in to_push(changed).entries}
+    assert entries["enable.idempotence"] == {"key": "enable.idempotence", "value": "false", "type": "BOOLEAN",
+                                             "is_default": True}
+    plain = {e["key"]: e for e in to_push(Dump("set", "https://example.invalid/b", "producer", "3.8.1", lines,
+                                               ())).entries}
+    assert not plain["enable.idempotence"]["is_default"]  # without the source's evidence: the user set it
+
+
 def test_the_figures_hold_on_the_real_world_set() -> None:
     report = score()
     text = format_realworld(report)

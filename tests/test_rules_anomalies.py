@@ -48,6 +48,11 @@ CASES: list[tuple[str, tuple[str, str], dict[str, str] | list[dict[str, Any]], b
     ("idempotence-implicitly-disabled", JAVA, {"max.in.flight.requests.per.connection": "10"}, True),
     ("idempotence-implicitly-disabled", JAVA, {"acks": "all"}, False),
     ("idempotence-implicitly-disabled", JAVA, {"enable.idempotence": "false", "acks": "1"}, False),
+    # The client pushes its post-processed value (false) for a key the user did not set (KIP: IsDefault).
+    ("idempotence-implicitly-disabled", JAVA, [entry("acks", "1"), entry("enable.idempotence", "false",
+                                                                        "BOOLEAN", default=True)], True),
+    ("idempotence-implicitly-disabled", JAVA_2, [entry("acks", "1"), entry("enable.idempotence", "false",
+                                                                          "BOOLEAN", default=True)], False),
     ("idempotence-implicitly-disabled", RDKAFKA, {"acks": "1"}, False),  # librdkafka's default is off
     ("transactional-without-idempotence", JAVA, {"transactional.id": "tx-1", "enable.idempotence": "false"}, True),
     ("transactional-without-idempotence", JAVA, {"transactional.id": "tx-1"}, False),
@@ -68,6 +73,10 @@ CASES: list[tuple[str, tuple[str, str], dict[str, str] | list[dict[str, Any]], b
     ("bootstrap-servers-malformed", RDKAFKA, {"bootstrap.servers": "b1:9092,,b2:9092"}, True),
     ("bootstrap-servers-malformed", JAVA, {"bootstrap.servers": "b1:9092,"}, True),
     ("bootstrap-servers-malformed", JAVA, {"bootstrap.servers": "b1:9092, b2:9092"}, False),
+    ("max-block-unbounded", JAVA, {"max.block.ms": "9223372036854775807"}, True),
+    ("max-block-unbounded", JAVA, {"max.block.ms": "300000"}, False),
+    ("max-block-unbounded", JAVA, {**G, "auto.offset.reset": "earliest", "max.block.ms": "9223372036854775807"},
+     False),  # a consumer
     ("max-poll-records-out-of-range", JAVA, {**G, "max.poll.records": "2147483647"}, True),
     ("max-poll-records-out-of-range", JAVA, {**G, "max.poll.records": "5000"}, False),
     ("bootstrap-servers-malformed", JAVA, {"acks": "all"}, False),  # not sent: never judged by its default

@@ -98,7 +98,14 @@ def test_families(name: str | None, family: str | None) -> None:
     ("apache-kafka-java", "7.9.0-ccs", "apache-kafka-java-3.9.json"),  # Confluent Platform 7.9 ships Kafka 3.9
     ("apache-kafka-java", "6.2.1-ce", "apache-kafka-java-2.8.json"),
     ("apache-kafka-java", "8.1.0-ccs", "apache-kafka-java-4.1.json"),
-    ("confluent-kafka-python", "2.6.0-rdkafka-2.6.0", "librdkafka-2.15.json"),
+    ("confluent-kafka-python", "2.6.0-rdkafka-2.6.0", "librdkafka-2.6.json"),  # the librdkafka it embeds
+    ("karafka", "v2.4.1-rdkafka-ruby-v0.16.0-librdkafka-v2.3.0", "librdkafka-2.3.json"),
+    ("confluent-kafka-go", "2.10.1", "librdkafka-2.10.json"),  # bindings reporting librdkafka's version as theirs
+    ("confluent-kafka-dotnet", "1.5.0", "librdkafka-1.5.json"),
+    ("librdkafka", "1.5.2", "librdkafka-1.5.2.json"),  # 1.5.2 changed two defaults within its line
+    ("librdkafka", "2.9.0", "librdkafka-2.8.json"),
+    ("librdkafka", "1.3.0", "librdkafka-1.4.json"),  # before KIP-511: the oldest
+    ("confluent-kafka-javascript", "1.2.0", "librdkafka-2.15.json"),  # a binding's own version: the newest
     ("kafka-python", "2.0.2", "kafka-python-2.0.json"),
         ("sarama", "1.45.0", "sarama-1.60.json"),
 ])

@@ -124,7 +124,9 @@ def _reconnect_inverted(dr: Draft) -> bool:
 
 
 def _retry_inverted(dr: Draft) -> bool:
-    if not ((dr.family == "java" and dr.release >= (3, 7)) or (dr.family == "librdkafka" and dr.release >= (2, 3))):
+    """librdkafka 2.3 and 2.4 document retry.backoff.ms and retry.backoff.max.ms for producers only (C/P: P)."""
+    rdkafka = dr.family == "librdkafka" and (dr.release >= (2, 5) or (dr.release >= (2, 3) and _producer(dr)))
+    if not ((dr.family == "java" and dr.release >= (3, 7)) or rdkafka):
         return False
     dr.push.set("retry.backoff.ms", "5000")
     dr.expected.add("retry-backoff-inverted")
@@ -226,6 +228,15 @@ def _acks_all_retries_zero(dr: Draft) -> bool:
     return True
 
 
+def _max_block_unbounded(dr: Draft) -> bool:
+    if not _producer(dr) or dr.family != "java":
+        return False
+    dr.push.set("max.block.ms", dr.rng.choice(("9223372036854775807", "2147483647", "604800000")), "LONG")
+    dr.expected.add("max-block-unbounded")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
 def _bootstrap_malformed(dr: Draft) -> bool:
     if dr.family not in ("java", "librdkafka"):
         return False
@@ -284,6 +295,7 @@ ANOMALIES: tuple[Fault, ...] = (
     ("anomaly/batching-disabled", 2, _batching_disabled),
     ("anomaly/acks-all-retries-0", 2, _acks_all_retries_zero),
     ("anomaly/bootstrap-servers-malformed", 2, _bootstrap_malformed),
+    ("anomaly/max-block-unbounded", 1, _max_block_unbounded),
     ("anomaly/max-poll-records-out-of-range", 1, _max_poll_records),
     ("anomaly/fetch-size-out-of-range", 1, _fetch_size),
     ("anomaly/exactly-once-single-replica", 2, _exactly_once_single_replica),
@@ -381,6 +393,15 @@ def _single_replica_at_least_once(dr: Draft) -> bool:
     return True
 
 
+def _long_but_bounded_block(dr: Draft) -> bool:
+    """Ten minutes of max.block.ms: patient, not unbounded."""
+    if not _producer(dr) or dr.family != "java":
+        return False
+    dr.push.set("max.block.ms", "600000", "LONG")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
 def _large_but_sane_poll(dr: Draft) -> bool:
     if not _consumer(dr) or dr.family != "java":
         return False
@@ -400,4 +421,5 @@ TRAPS: tuple[Fault, ...] = (
     ("trap/bootstrap-servers-with-spaces", 2, _bootstrap_spaced),
     ("trap/single-replica-at-least-once", 2, _single_replica_at_least_once),
     ("trap/large-but-sane-max-poll-records", 1, _large_but_sane_poll),
+    ("trap/long-but-bounded-max-block", 1, _long_but_bounded_block),
 )

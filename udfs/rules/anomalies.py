@@ -39,6 +39,7 @@ BROKER_MAX_SESSION_MS: Final = 1_800_000
 IDEMPOTENCE_MAX_IN_FLIGHT: Final = 5
 MAX_POLL_RECORDS: Final = 100_000  # max-poll-records-out-of-range (catalog rationale)
 MAX_FETCH_BYTES: Final = 1 << 30  # fetch-size-out-of-range
+MAX_BLOCK_MS: Final = 86_400_000  # max-block-unbounded: a day
 
 
 @dataclass(frozen=True)
@@ -112,13 +113,16 @@ def _idem_retries(e: Effective) -> pd.Series:
 
 
 def _idem_implicit(e: Effective) -> pd.Series:
-    """Default idempotence given way (releases with that behaviour) to a value the user set."""
+    """Default idempotence given way (releases with that behaviour) to a value the user set.
+
+    Where the user did not set it, the release's default (on) holds whatever value was pushed: the Java
+    producer pushes its post-processed ``false`` once it has given way.
+    """
     acks, mif = _v(e, "acks"), "max.in.flight.requests.per.connection"
     conflict = ((_b(acks.notna() & (acks != -1)) & e.explicit["acks"])
                 | (_b(_v(e, mif) > IDEMPOTENCE_MAX_IN_FLIGHT) & e.explicit[mif])
                 | (_b(_v(e, "retries") == 0) & e.explicit["retries"]))
-    default_on = _is(e.values["enable.idempotence"], True) & ~e.explicit["enable.idempotence"]
-    return _producer(e) & e.yields & default_on & conflict
+    return _producer(e) & e.yields & ~e.explicit["enable.idempotence"] & conflict
 
 
 def _txn_no_idem(e: Effective) -> pd.Series:
@@ -142,6 +146,10 @@ def _bootstrap_malformed(e: Effective) -> pd.Series:
     scheme = servers.str.contains("://", regex=False)
     empty = servers.str.contains(r"^,|,\s*,|,$", regex=True)
     return e.sent["bootstrap.servers"] & _b(scheme | empty)
+
+
+def _max_block(e: Effective) -> pd.Series:
+    return _producer(e) & (e.judge == "java") & _b(_v(e, "max.block.ms") >= MAX_BLOCK_MS)
 
 
 def _max_poll_records(e: Effective) -> pd.Series:
@@ -252,6 +260,7 @@ STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
                 "session.timeout.ms={session.timeout.ms}"),
     AnomalyRule("session-timeout-out-of-bounds", _session_bounds,
                 "session.timeout.ms={session.timeout.ms} is outside the broker's default bounds 6000..1800000"),
+    AnomalyRule("max-block-unbounded", _max_block, "max.block.ms={max.block.ms} is a day or more"),
     AnomalyRule("max-poll-records-out-of-range", _max_poll_records,
                 "max.poll.records={max.poll.records} is above 100000"),
     AnomalyRule("fetch-size-out-of-range", _fetch_size,
@@ -270,6 +279,7 @@ ENUMS: Final = {"group.protocol": ("classic", "consumer"),
                 "processing.guarantee": ("at_least_once", "exactly_once", "exactly_once_beta", "exactly_once_v2")}
 SHOWN_SET: Final = "set"  # how a finding shows a free-text value
 SHOWN_ACKS_ALL: Final = "all"  # how a finding shows acks -1
+EXACT_INTEGERS: Final = 2**53  # above it a float is not the integer that was sent (Long.MAX_VALUE): shown as a float
 
 
 def _shown(value: Any, key: str) -> Any:
@@ -283,7 +293,7 @@ def _shown(value: Any, key: str) -> Any:
     if key in STRING_KEYS:
         text = str(value).strip().lower()
         return text if text in ENUMS.get(key, ()) else SHOWN_SET
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) <= EXACT_INTEGERS:
         value = int(value)
     if key == "acks" and value == -1:
         return SHOWN_ACKS_ALL

@@ -194,6 +194,11 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "leader change, a timeout) fails it for good.",
              f"{_PRODUCER}: acks, retries; KIP-91 (retries defaults to Integer.MAX_VALUE from 2.1)",
              clients=f"{_PRODUCERS}, unless enable.idempotence=true is set (idempotence-retries says it)"),
+    _anomaly("max-block-unbounded", "medium", ("max.block.ms",),
+             "max.block.ms of a day or more: send() waits that long for metadata or buffer space, so an "
+             "unreachable cluster or a missing topic hangs the calling thread instead of failing it.",
+             f"{_PRODUCER}: max.block.ms (bounds the time send() and partitionsFor() block)",
+             clients="Java producers, every release"),
     _anomaly("acks-zero", "medium", ("acks",),
              "acks=0: the producer never learns about failed writes and retries do not take effect.",
              f"{_PRODUCER}: acks",

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 
 from udfs.rules.batch import PushBatch
 from udfs.rules.durations import go_durations_ms
-from udfs.rules.keysets import GO_DURATIONS
+from udfs.rules.keysets import GO_DURATIONS, STREAMS
 
 __all__ = ["ACKS_DECORATION", "ACKS_WORDS", "BOOL_KEYS", "BOOL_WORDS", "MS_COLUMNS", "NO_PROFILE", "NUMBER",
            "NUMERIC_KEYS", "RULE_KEYS", "STRING_KEYS", "YIELDING_IDEMPOTENCE", "Effective", "effective"]
@@ -34,7 +34,7 @@ NUMERIC_KEYS: Final = (
     "request.timeout.ms", "buffer.memory", "batch.size", "reconnect.backoff.ms", "reconnect.backoff.max.ms",
     "retry.backoff.ms", "retry.backoff.max.ms", "socket.connection.setup.timeout.ms",
     "socket.connection.setup.timeout.max.ms", "heartbeat.interval.ms", "session.timeout.ms", "fetch.max.wait.ms",
-    "max.poll.records", "fetch.max.bytes", "max.partition.fetch.bytes", "replication.factor",
+    "max.poll.records", "fetch.max.bytes", "max.partition.fetch.bytes", "replication.factor", "max.block.ms",
 )
 BOOL_KEYS: Final = ("enable.idempotence",)
 STRING_KEYS: Final = ("transactional.id", "group.protocol", "partition.assignment.strategy", "group.id",
@@ -148,8 +148,11 @@ def effective(batch: PushBatch) -> Effective:
         defaults = np.array([prof.default(rk) for rk in RULE_KEYS], dtype=object)
         mine = np.flatnonzero(batch.profile_ids == pid)
         if len(mine):
-            block = wide[mine]
-            wide[mine] = np.where(sent[mine], block, defaults[None, :])
+            # A Streams client reports its StreamsConfig's defaults, but hands its producer and consumers only
+            # what the user set (StreamsConfig.getProducerConfigs reads originals()): a key at its reported
+            # default takes the profile's default, the embedded clients'.
+            kept = sent[mine] & explicit[mine] if prof.role == STREAMS else sent[mine]
+            wide[mine] = np.where(kept, wide[mine], defaults[None, :])
     index = pd.RangeIndex(n)
     numeric = _numbers(wide[:, : len(NUMERIC_KEYS)])
     _go_durations(numeric, wide, batch)

@@ -27,6 +27,8 @@ from typing import Any
 
 from configwatch import jars
 from configwatch.errors import SetupError
+from udfs.rules import keyset_files
+from udfs.rules.keyset_files import write
 
 __all__ = ["FAMILY", "LINES", "PROBE", "generate", "main"]
 
@@ -42,7 +44,6 @@ LINES: dict[str, str] = {
     "3.9": "3.9.2", "4.0": "4.0.2", "4.1": "4.1.2", "4.2": "4.2.2", "4.3": "4.3.2", "4.4": "4.4.0",
 }
 PROBE = Path(__file__).resolve().parents[2] / "scripts" / "jvm" / "ConfigDefProbe.java"
-DATA = Path(__file__).resolve().parent / "data"
 # StreamsConfig's prefix constants -> the role whose keys follow the prefix ("*": any key is the client's own).
 _PREFIX_ROLES = {"PRODUCER_PREFIX": "producer", "CONSUMER_PREFIX": "consumer", "MAIN_CONSUMER_PREFIX": "consumer",
                  "RESTORE_CONSUMER_PREFIX": "consumer", "GLOBAL_CONSUMER_PREFIX": "consumer",
@@ -50,7 +51,7 @@ _PREFIX_ROLES = {"PRODUCER_PREFIX": "producer", "CONSUMER_PREFIX": "consumer", "
 
 
 def file_name(line: str) -> str:
-    return f"{FAMILY}-{line}.json"
+    return keyset_files.file_name(FAMILY, line)
 
 
 def _classpath(paths: Sequence[Path]) -> str:
@@ -121,19 +122,6 @@ def patch_differences(first_patch: str = "0") -> dict[str, Any]:
     return out
 
 
-def render(document: dict[str, Any]) -> str:
-    return json.dumps(document, indent=1, sort_keys=False) + "\n"
-
-
-def families_with_lines(families: dict[str, Any]) -> dict[str, Any]:
-    """``families.json`` with the Java family's key sets, one per line (the first from version 0)."""
-    for fam in families["families"]:
-        if fam["family"] == FAMILY:
-            fam["key_sets"] = [{"from_version": "0" if i == 0 else line, "file": file_name(line)}
-                               for i, line in enumerate(LINES)]
-    return families
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m udfs.rules.generate_keysets",
                                      description=__doc__.splitlines()[0])
@@ -149,23 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SetupError, subprocess.CalledProcessError) as exc:
         print(f"configwatch: {exc}", file=sys.stderr)
         return 2
-    families_path = DATA / "families.json"
-    families = render(families_with_lines(json.loads(families_path.read_text())))
-    wanted = {**{name: render(doc) for name, doc in documents.items()}, "families.json": families}
-    stale = [p.name for p in DATA.glob(f"{FAMILY}-*.json") if p.name not in wanted]
-    changed = [name for name, text in wanted.items()
-               if not (DATA / name).exists() or (DATA / name).read_text() != text] + stale
-    if args.check:
-        if changed:
-            print(f"configwatch: differ from the jars: {', '.join(sorted(changed))}", file=sys.stderr)
-            return 1
-        return 0
-    for name in stale:
-        (DATA / name).unlink()
-    for name, text in wanted.items():
-        (DATA / name).write_text(text)
-    log.info("wrote %d key sets and families.json", len(documents))
-    return 0
+    return write(FAMILY, {line: documents[file_name(line)] for line in LINES}, args.check, "the jars")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 """Known configuration keys of each client software family, with types and documented defaults.
 
 The data files under ``udfs/rules/data/`` (package data) hold the facts: the Java
-producer, consumer, admin and Streams ConfigDefs of Kafka 3.9 and 4.3, and
-librdkafka's CONFIGURATION.md. ``families.json`` maps KIP-511 software names to
-them. A family that names its keys in its own style maps the Java keys the rules
-read to its own (``java_equivalents``: kafka-python's ``session_timeout_ms``,
+producer, consumer, admin and Streams ConfigDefs of every Apache Kafka release line
+(``generate_keysets``) and librdkafka's CONFIGURATION.md of every release line
+(``generate_rdkafka_keysets``). ``families.json`` maps KIP-511 software names to
+them, and a reported version to the release it stands for (``upstream_version``).
+A family that names its keys in its own style maps the Java keys the rules read to
+its own (``java_equivalents``: kafka-python's ``session_timeout_ms``,
 sarama's ``Producer.RequiredAcks``, franz-go's ``SessionTimeout``), only where the
 client documents the same meaning; ``durations: "go"`` says its timeouts are Go
 ``time.Duration`` text (``10s``), which the rules read in milliseconds
@@ -29,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from udfs.rules.defaults import band, behaviours_at, defaults_at
+from udfs.rules.defaults import band, behaviours_at, defaults_at, version_tuple
 from udfs.rules.exceptions import KeySetError
 
 __all__ = [
@@ -38,11 +40,12 @@ __all__ = [
     "DEFAULT_JUDGE",
     "GO_DURATIONS",
     "IGNORES_UNKNOWN_KEYS",
-    "KEY_SET_VERSION",
     "ROLES",
+    "STREAMS",
     "UNKNOWN_ROLE",
     "KeySpec",
     "Profile",
+    "configdef",
     "family_of",
     "key_set_file",
     "known_anywhere",
@@ -52,16 +55,14 @@ __all__ = [
     "upstream_version",
 ]
 
-ROLES = ("producer", "consumer", "admin", "streams")
+STREAMS: Final = "streams"
+ROLES = ("producer", "consumer", "admin", STREAMS)
 UNKNOWN_ROLE = "unknown"
 ANY_KEY: Final = "*"  # a client prefix under which every key is the client's own
 DEFAULT_JUDGE: Final = "none"  # a family that names no judge: its rules judge only what was sent
 IGNORES_UNKNOWN_KEYS: Final = "ignored"  # unknown_keys of a client that runs with a key it does not know
 DEFAULT_DURATIONS: Final = "number"  # durations in the key's unit
 GO_DURATIONS: Final = "go"  # durations as Go time.Duration text
-KEY_SET_VERSION: Final = re.compile(r"^(\d+(?:\.\d+)*)")  # the leading dotted number that picks a key set
-
-
 @dataclass(frozen=True, slots=True)
 class KeySpec:
     """One documented key: its ConfigDef type name and documented default (None: no default)."""
@@ -168,14 +169,21 @@ def family_of(software_name: str | None) -> dict[str, Any] | None:
     return None
 
 
-def _version_tuple(version: str | None) -> tuple[int, ...] | None:
-    match = KEY_SET_VERSION.match(version or "")
-    return None if match is None else tuple(int(p) for p in match.group(1).split("."))
+def upstream_version(fam: Mapping[str, Any], version: str | None, software_name: str | None = None) -> str | None:
+    """The release a family's key sets know ``version`` as.
 
-
-def upstream_version(fam: Mapping[str, Any], version: str | None) -> str | None:
-    """The release a family's key sets know ``version`` as: a vendor build's own version (Confluent Platform's
-    ``7.9.0-ccs``) mapped to the upstream release it ships (``3.9.0``, ``vendor_versions`` in families.json)."""
+    A vendor build's own version (Confluent Platform's ``7.9.0-ccs``) maps to the
+    upstream release it ships (``3.9.0``, ``vendor_versions`` in families.json); a
+    library's bindings report the library's version as theirs or embed it in their own
+    (``2.6.0-rdkafka-2.6.0``, ``library_version``); a binding that does neither has no
+    known release (None).
+    """
+    library = fam.get("library_version")
+    if library and software_name is not None:
+        if software_name in library["own"]:
+            return version
+        found = re.findall(library["embedded"], version or "")
+        return found[-1] if found else None
     vendor = fam.get("vendor_versions")
     if not vendor or not version or not version.endswith(tuple(vendor["suffixes"])):
         return version
@@ -190,17 +198,24 @@ def key_set_file(software_name: str | None, software_version: str | None) -> str
     fam = family_of(software_name)
     if fam is None or not fam["key_sets"]:
         return None
-    version = _version_tuple(upstream_version(fam, software_version))
+    version = version_tuple(upstream_version(fam, software_version, software_name))
     chosen = fam["key_sets"][-1]["file"]  # unparseable versions get the newest key set
     if version is not None:
         for entry in fam["key_sets"]:
-            if version >= (_version_tuple(entry["from_version"]) or (0,)):
+            if version >= (version_tuple(entry["from_version"]) or (0,)):
                 chosen = entry["file"]
     return str(chosen)
 
 
 def _specs(raw: Mapping[str, Any]) -> dict[str, KeySpec]:
     return {k: KeySpec(v["type"], v.get("default"), bool(v.get("required", False))) for k, v in raw.items()}
+
+
+@functools.cache
+def configdef(file: str, role: str) -> Mapping[str, KeySpec]:
+    """A role's own keys as its client defines them (a Streams client's StreamsConfig), without the release
+    defaults and embedded clients a :class:`Profile` adds: what the client judges ``is_default`` by."""
+    return _specs(_key_set(file)["roles"][role]["keys"])
 
 
 def _family_field(file: str, name: str, missing: str) -> str:
@@ -250,7 +265,7 @@ def profile(file: str, role: str, release: str | None = None) -> Profile:
         prefixes = {}
         for prefix, target in roles[role].get("client_prefixes", {}).items():
             prefixes[prefix] = frozenset() if target == ANY_KEY else frozenset(roles[target]["keys"])
-        if role == "streams":  # Streams also takes every client config unprefixed
+        if role == STREAMS:  # Streams also takes every client config unprefixed
             for other in ("producer", "consumer", "admin"):
                 for name, spec in _specs(roles[other]["keys"]).items():
                     keys.setdefault(name, spec)
@@ -348,7 +363,7 @@ def _file_and_band(software_name: str | None, software_version: str | None) -> t
     fam = family_of(software_name)
     if file is None or fam is None:
         return None, None
-    return file, band(_key_set(file)["family"], upstream_version(fam, software_version))
+    return file, band(_key_set(file)["family"], upstream_version(fam, software_version, software_name))
 
 
 @functools.cache

@@ -5,9 +5,14 @@ Each file under ``dumps/`` holds one ``ProducerConfig``/``ConsumerConfig``/``Adm
 same source names, and hand labels: what a platform engineer would want flagged, by keys.
 ``pushes`` turns each block into the push a KIP client of that release would send: every
 key typed with that release's own ConfigDef (``udfs/rules/data``, read from its jars),
-``is_default`` when the printed value is that release's default, the printed forms undone
+``is_default`` when the printed value is the default of that release's own ConfigDef (a
+Streams client's StreamsConfig), the printed forms undone
 (``[a, b]`` is the list ``a,b``, ``class x.Y`` the class ``x.Y``, ``null`` no value), and
-what the KIP's client withholds left out (``udfs.sensitivity.kip_client_reason``).
+what the KIP's client withholds left out (``udfs.sensitivity.kip_client_reason``). A key
+the client changed itself (the Java producer logs "Idempotence will be disabled because
+acks is set to 1" and prints ``enable.idempotence = false``) is pushed as a default, as
+the KIP's IsDefault means "not changed by the user"; the dump names such keys, with the
+log line that shows it, under ``unset_by_user``.
 ``tests.eval.realworld.score`` runs the job's detection over them and scores it.
 """
 
@@ -21,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from udfs.rules.keysets import KeySpec, key_set_file, profile
+from udfs.rules.keysets import KeySpec, configdef, key_set_file, profile
 from udfs.sensitivity import kip_client_reason
 
 __all__ = ["DUMPS", "FAMILY", "Dump", "Label", "Push", "instance_id", "load", "to_push"]
@@ -49,6 +54,7 @@ class Dump:
     release: str
     lines: tuple[tuple[str, str], ...]  # (key, value as printed)
     labels: tuple[Label, ...]
+    unset_by_user: frozenset[str] = frozenset()  # keys the source shows the client changed itself
 
     @property
     def exact_release(self) -> bool:
@@ -82,7 +88,8 @@ def load(directory: Path = DUMPS) -> list[Dump]:
             elif line.strip().endswith(" ="):  # an empty value printed without its trailing space
                 lines.append((line.strip()[:-2].strip(), ""))
         labels = tuple(Label(tuple(lb["keys"]), lb["problem"]) for lb in raw["labels"])
-        out.append(Dump(raw["id"], raw["source"], raw["client"], raw["release"], tuple(lines), labels))
+        out.append(Dump(raw["id"], raw["source"], raw["client"], raw["release"], tuple(lines), labels,
+                        frozenset(raw.get("unset_by_user", {}).get("keys", ()))))
     return out
 
 
@@ -122,16 +129,17 @@ def to_push(dump: Dump) -> Push:
     """The push a KIP client of ``dump.release`` sends for this configuration."""
     file = key_set_file(FAMILY, dump.release)
     assert file is not None, "the Java family always has a key set"
-    specs = profile(file, dump.client).keys
+    specs, own = profile(file, dump.client).keys, configdef(file, dump.client)
     entries, withheld = [], set()
     for key, printed in dump.lines:
-        spec = specs.get(key)
+        spec = own.get(key) or specs.get(key)  # the client judges is_default by its own ConfigDef
         type_name = spec.type if spec else "STRING"
         if kip_client_reason(key, type_name) is not None:
             withheld.add(key)
             continue
         value = _value(printed, spec)
-        entries.append({"key": key, "value": value, "type": type_name, "is_default": _is_default(value, spec)})
+        is_default = key in dump.unset_by_user or _is_default(value, spec)
+        entries.append({"key": key, "value": value, "type": type_name, "is_default": is_default})
     return Push(dump, tuple(entries), frozenset(withheld))
 
 
