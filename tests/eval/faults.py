@@ -46,6 +46,19 @@ class Draft:
     def release(self) -> tuple[int, ...]:
         return self.app.software.release
 
+    @property
+    def producer(self) -> bool:
+        return self.app.role == "producer"
+
+    @property
+    def consumer(self) -> bool:
+        return self.app.role == "consumer"
+
+    def explicit(self, key: str) -> bool:
+        """Whether the push sets ``key`` to a value of the user's (not at its default)."""
+        entry = self.push.entries.get(key)
+        return entry is not None and not entry.is_default
+
     def custom(self, key: str, value: str, rules: set[str], allowed: frozenset[str] = frozenset(),
                secret: str | None = None) -> None:
         self.push.set(key, value, "STRING")

@@ -17,8 +17,9 @@ from tests.eval import tokens
 from tests.eval.clients import Client, Group, make_context
 from tests.eval.families import BOOTSTRAPS, COOP, RANGE, App, base_push, pick_software, tunings
 from tests.eval.faults import LEAKS, OUTLIER, Draft, Fault
-from tests.eval.misconfig import ANOMALIES, OUTLIERS, TRAPS
-from udfs.rules.anomalies import MAX_FETCH_BYTES, MAX_POLL_RECORDS
+from tests.eval.misconfig import ANOMALIES, OUTLIERS
+from tests.eval.traps import TRAPS
+from udfs.rules.anomalies import MAX_FETCH_BYTES, MAX_POLL_RECORDS, MIN_BUFFER_MEMORY
 from udfs.rules.catalog import CATALOG
 
 __all__ = ["Fleet", "build_fleet"]
@@ -192,6 +193,9 @@ def _derived_labels(dr: Draft) -> None:
         dr.expected -= _ANOMALY_RULES
         return
     entries = dr.push.entries
+    buffer = entries.get("buffer.memory")
+    if dr.producer and buffer is not None and float(buffer.value or "inf") < MIN_BUFFER_MEMORY:
+        dr.expected.add("buffer-memory-too-small")  # the rule's documented bound, whichever fault set it
     protocol = entries.get("group.protocol")
     if protocol is not None and protocol.value == "consumer" and not protocol.is_default:
         # KIP-848: the broker owns the session (group.consumer.session.timeout.ms, heartbeat interval) and the
@@ -203,7 +207,9 @@ def _derived_labels(dr: Draft) -> None:
 
 
 def _outlier(rng: random.Random, dr: Draft) -> None:
-    options = [o for o in OUTLIERS if o[0] == dr.family and o[1] == dr.app.role]
+    """A one-off value on one instance, on a key no finding it already expects reads (the two would interfere)."""
+    taken = {key for rule in CATALOG if rule.id in dr.expected for key in rule.keys}
+    options = [o for o in OUTLIERS if o[0] == dr.family and o[1] == dr.app.role and o[2] not in taken]
     if not options:
         return
     _, _, key, values = rng.choice(options)

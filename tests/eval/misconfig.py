@@ -1,7 +1,7 @@
 """Planted misconfigurations with their ground truth, per client family, role and release.
 
-Each returns False when it does not apply to the client. ``TRAPS`` are settings
-that look wrong but are fine (nothing may fire for them). Values a rule reads that
+Each returns False when it does not apply to the client (``tests.eval.traps`` holds
+settings that look wrong but are fine). Values a rule reads that
 are also rare in the fleet may draw a ``fleet-outlier`` finding: allowed, not
 expected. Real outliers (``outlier``) are set on one instance of an application,
 two or more orders of magnitude away from any value the fleet uses.
@@ -11,15 +11,7 @@ from __future__ import annotations
 
 from tests.eval.faults import OUTLIER, Draft, Fault, java_yields
 
-__all__ = ["ANOMALIES", "OUTLIERS", "TRAPS"]
-
-
-def _producer(dr: Draft) -> bool:
-    return dr.app.role == "producer"
-
-
-def _consumer(dr: Draft) -> bool:
-    return dr.app.role == "consumer"
+__all__ = ["ANOMALIES", "OUTLIERS"]
 
 
 def _acks_zero(dr: Draft) -> bool:
@@ -27,7 +19,7 @@ def _acks_zero(dr: Draft) -> bool:
         dr.push.set("Producer.RequiredAcks", "0")
         dr.expected.add("acks-zero")
         return True
-    if not _producer(dr) or dr.family == "franz-go":
+    if not dr.producer or dr.family == "franz-go":
         return False
     key = "request.required.acks" if dr.family == "librdkafka" and dr.rng.random() < 0.5 else "acks"
     dr.push.set(key, "0")
@@ -43,7 +35,7 @@ def _acks_zero(dr: Draft) -> bool:
 
 
 def _idempotence_acks1(dr: Draft) -> bool:
-    if not _producer(dr) or dr.family not in ("java", "librdkafka", "kafka-python"):
+    if not dr.producer or dr.family not in ("java", "librdkafka", "kafka-python"):
         return False
     if dr.family == "kafka-python":
         if dr.release < (3, 0):
@@ -57,7 +49,7 @@ def _idempotence_acks1(dr: Draft) -> bool:
 
 
 def _idempotence_inflight(dr: Draft) -> bool:
-    if not _producer(dr) or dr.family != "java" or dr.release >= (4, 0):
+    if not dr.producer or dr.family != "java" or dr.release >= (4, 0):
         return False
     dr.push.set("enable.idempotence", "true").set("max.in.flight.requests.per.connection", "10")
     dr.expected.add("idempotence-max-in-flight")
@@ -65,7 +57,7 @@ def _idempotence_inflight(dr: Draft) -> bool:
 
 
 def _idempotence_retries(dr: Draft) -> bool:
-    if not _producer(dr) or dr.family != "java":
+    if not dr.producer or dr.family != "java":
         return False
     dr.push.set("enable.idempotence", "true").set("retries", "0")
     dr.expected.add("idempotence-retries")
@@ -73,7 +65,7 @@ def _idempotence_retries(dr: Draft) -> bool:
 
 
 def _implicitly_disabled(dr: Draft) -> bool:
-    if not _producer(dr) or dr.family != "java" or not java_yields(dr.release):
+    if not dr.producer or dr.family != "java" or not java_yields(dr.release):
         return False
     if dr.release < (4, 0) and dr.rng.random() < 0.3:
         dr.push.set("max.in.flight.requests.per.connection", "10")
@@ -84,7 +76,7 @@ def _implicitly_disabled(dr: Draft) -> bool:
 
 
 def _transactional_no_idempotence(dr: Draft) -> bool:
-    if not _producer(dr) or dr.family != "java":
+    if not dr.producer or dr.family != "java":
         return False
     dr.push.set("transactional.id", f"{dr.app.name}-tx-{dr.rng.randint(0, 9)}", "STRING")
     dr.push.set("enable.idempotence", "false")
@@ -93,7 +85,7 @@ def _transactional_no_idempotence(dr: Draft) -> bool:
 
 
 def _delivery_timeout(dr: Draft) -> bool:
-    if not _producer(dr) or dr.family != "java":
+    if not dr.producer or dr.family != "java":
         return False
     dr.push.set("delivery.timeout.ms", "20000")
     dr.expected.add("delivery-timeout-too-short")
@@ -102,7 +94,7 @@ def _delivery_timeout(dr: Draft) -> bool:
 
 
 def _buffer_below_batch(dr: Draft) -> bool:
-    if not _producer(dr) or dr.family != "java":
+    if not dr.producer or dr.family != "java":
         return False
     dr.push.set("batch.size", "262144").set("buffer.memory", "131072")
     dr.expected.add("buffer-below-batch")
@@ -125,7 +117,7 @@ def _reconnect_inverted(dr: Draft) -> bool:
 
 def _retry_inverted(dr: Draft) -> bool:
     """librdkafka 2.3 and 2.4 document retry.backoff.ms and retry.backoff.max.ms for producers only (C/P: P)."""
-    rdkafka = dr.family == "librdkafka" and (dr.release >= (2, 5) or (dr.release >= (2, 3) and _producer(dr)))
+    rdkafka = dr.family == "librdkafka" and (dr.release >= (2, 5) or (dr.release >= (2, 3) and dr.producer))
     if not ((dr.family == "java" and dr.release >= (3, 7)) or rdkafka):
         return False
     dr.push.set("retry.backoff.ms", "5000")
@@ -166,7 +158,7 @@ _SESSION_KEYS = {"java": ("session.timeout.ms", "heartbeat.interval.ms", 1),
 
 
 def _session_pair(dr: Draft, session_ms: int, heartbeat_ms: int, rule: str, *, go: bool) -> bool:
-    if not (_consumer(dr) or dr.family in ("sarama", "franz-go")) or (not go and dr.family in ("sarama", "franz-go")):
+    if not (dr.consumer or dr.family in ("sarama", "franz-go")) or (not go and dr.family in ("sarama", "franz-go")):
         return False
     session_key, heartbeat_key, in_ms = _SESSION_KEYS[dr.family]
     show = (lambda ms: str(ms)) if in_ms else (lambda ms: f"{ms / 1000:g}s")
@@ -189,7 +181,7 @@ def _session_bounds(dr: Draft) -> bool:
 
 
 def _fetch_wait(dr: Draft) -> bool:
-    if not _consumer(dr) or dr.family != "java":
+    if not dr.consumer or dr.family != "java":
         return False
     dr.push.set("fetch.max.wait.ms", "30000")
     dr.expected.add("fetch-wait-not-below-request-timeout")
@@ -198,7 +190,7 @@ def _fetch_wait(dr: Draft) -> bool:
 
 
 def _consumer_protocol_classic_keys(dr: Draft) -> bool:
-    if not _consumer(dr) or not ((dr.family == "java" and dr.release >= (3, 7)) or
+    if not dr.consumer or not ((dr.family == "java" and dr.release >= (3, 7)) or
                                  (dr.family == "librdkafka" and dr.release >= (2, 4))):
         return False
     dr.push.set("group.protocol", "consumer").set("session.timeout.ms", "30000")
@@ -208,7 +200,7 @@ def _consumer_protocol_classic_keys(dr: Draft) -> bool:
 
 
 def _batching_disabled(dr: Draft) -> bool:
-    if not _producer(dr) or dr.family not in ("java", "librdkafka"):
+    if not dr.producer or dr.family not in ("java", "librdkafka"):
         return False
     dr.push.set("batch.size", "0")
     dr.expected.add("batching-disabled")
@@ -218,7 +210,7 @@ def _batching_disabled(dr: Draft) -> bool:
 
 def _acks_all_retries_zero(dr: Draft) -> bool:
     """acks=all with retries=0 and no explicit idempotence (where it is explicit, idempotence-retries says it)."""
-    if not _producer(dr) or dr.family != "java" or _explicit(dr, "enable.idempotence"):
+    if not dr.producer or dr.family != "java" or dr.explicit("enable.idempotence"):
         return False
     dr.push.set("acks", "all").set("retries", "0")
     dr.expected.add("acks-all-retries-zero")
@@ -229,10 +221,19 @@ def _acks_all_retries_zero(dr: Draft) -> bool:
 
 
 def _max_block_unbounded(dr: Draft) -> bool:
-    if not _producer(dr) or dr.family != "java":
+    if not dr.producer or dr.family != "java":
         return False
     dr.push.set("max.block.ms", dr.rng.choice(("9223372036854775807", "2147483647", "604800000")), "LONG")
     dr.expected.add("max-block-unbounded")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+def _buffer_too_small(dr: Draft) -> bool:
+    if not dr.producer or dr.family != "java":
+        return False
+    dr.push.set("buffer.memory", dr.rng.choice(("10000", "65536", "524288")), "LONG").set("batch.size", "1000", "INT")
+    dr.expected.add("buffer-memory-too-small")
     dr.allowed.add(OUTLIER)
     return True
 
@@ -248,7 +249,7 @@ def _bootstrap_malformed(dr: Draft) -> bool:
 
 
 def _max_poll_records(dr: Draft) -> bool:
-    if not _consumer(dr) or dr.family != "java":
+    if not dr.consumer or dr.family != "java":
         return False
     dr.push.set("max.poll.records", "2147483647")
     dr.expected.add("max-poll-records-out-of-range")
@@ -257,7 +258,7 @@ def _max_poll_records(dr: Draft) -> bool:
 
 
 def _fetch_size(dr: Draft) -> bool:
-    if not _consumer(dr) or dr.family != "java":
+    if not dr.consumer or dr.family != "java":
         return False
     dr.push.set(dr.rng.choice(("fetch.max.bytes", "max.partition.fetch.bytes")), "2147483647")
     dr.expected.add("fetch-size-out-of-range")
@@ -296,6 +297,7 @@ ANOMALIES: tuple[Fault, ...] = (
     ("anomaly/acks-all-retries-0", 2, _acks_all_retries_zero),
     ("anomaly/bootstrap-servers-malformed", 2, _bootstrap_malformed),
     ("anomaly/max-block-unbounded", 1, _max_block_unbounded),
+    ("anomaly/buffer-memory-too-small", 1, _buffer_too_small),
     ("anomaly/max-poll-records-out-of-range", 1, _max_poll_records),
     ("anomaly/fetch-size-out-of-range", 1, _fetch_size),
     ("anomaly/exactly-once-single-replica", 2, _exactly_once_single_replica),
@@ -314,112 +316,4 @@ OUTLIERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("librdkafka", "consumer", "fetch.message.max.bytes", ("1024", "2048")),
     ("kafka-python", "producer", "max_request_size", ("1073741824",)),
     ("kafka-python", "consumer", "max_poll_records", ("500000",)),
-)
-
-
-# --- traps: settings that look wrong but are fine; nothing may fire for them ---------------------------------------
-
-def _explicit(dr: Draft, key: str) -> bool:
-    entry = dr.push.entries.get(key)
-    return entry is not None and not entry.is_default
-
-
-def _acks1_no_yield(dr: Draft) -> bool:
-    """acks=1 where default idempotence is off (2.8) or not applied unless set (3.0.0, 3.1.0, KAFKA-13598)."""
-    if not _producer(dr) or dr.family != "java" or java_yields(dr.release):
-        return False
-    dr.push.set("acks", "1")
-    return True
-
-
-def _idempotence_off_acks1(dr: Draft) -> bool:
-    if not _producer(dr) or dr.family != "java":
-        return False
-    dr.push.set("enable.idempotence", "false").set("acks", "1")
-    return True
-
-
-def _rdkafka_acks1(dr: Draft) -> bool:
-    if not _producer(dr) or dr.family != "librdkafka" or _explicit(dr, "enable.idempotence"):
-        return False
-    dr.push.set("acks", "1")
-    return True
-
-
-def _unbounded_poll_interval(dr: Draft) -> bool:
-    if dr.family != "java" or dr.app.role not in ("consumer", "streams") or dr.client_id.endswith("-producer"):
-        return False
-    dr.push.set("max.poll.interval.ms", "2147483647")
-    return True
-
-
-def _os_socket_buffers(dr: Draft) -> bool:
-    if dr.family != "java":
-        return False
-    dr.push.set("receive.buffer.bytes", "-1").set("send.buffer.bytes", "-1")
-    return True
-
-
-def _new_protocol(dr: Draft) -> bool:
-    classic = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy")
-    if not _consumer(dr) or dr.family != "java" or dr.release < (3, 7) or any(_explicit(dr, k) for k in classic):
-        return False
-    dr.push.set("group.protocol", "consumer")
-    return True
-
-
-def _static_member(dr: Draft) -> bool:
-    if not _consumer(dr) or dr.family not in ("java", "librdkafka"):
-        return False
-    dr.push.set("group.instance.id", f"{dr.app.name}-{dr.rng.randint(0, 11)}", "STRING")
-    dr.push.set("client.rack", dr.rng.choice(("euw1-az1", "euw1-az2", "use1-az4")), "STRING")
-    return True
-
-
-def _bootstrap_spaced(dr: Draft) -> bool:
-    """A list with spaces after its commas, as people write it: a list all the same."""
-    servers = dr.push.get("bootstrap.servers")
-    if dr.family != "java" or not servers or "," not in servers:
-        return False
-    dr.push.set("bootstrap.servers", servers.replace(",", ", "))
-    return True
-
-
-def _single_replica_at_least_once(dr: Draft) -> bool:
-    """replication.factor=1 without exactly-once: a development choice, not this finding."""
-    if dr.family != "java" or dr.app.role != "streams" or dr.app.eos:
-        return False
-    dr.push.set("processing.guarantee", "at_least_once", "STRING").set("replication.factor", "1", "INT")
-    return True
-
-
-def _long_but_bounded_block(dr: Draft) -> bool:
-    """Ten minutes of max.block.ms: patient, not unbounded."""
-    if not _producer(dr) or dr.family != "java":
-        return False
-    dr.push.set("max.block.ms", "600000", "LONG")
-    dr.allowed.add(OUTLIER)
-    return True
-
-
-def _large_but_sane_poll(dr: Draft) -> bool:
-    if not _consumer(dr) or dr.family != "java":
-        return False
-    dr.push.set("max.poll.records", "20000")
-    dr.allowed.add(OUTLIER)
-    return True
-
-
-TRAPS: tuple[Fault, ...] = (
-    ("trap/acks-1-where-idempotence-does-not-yield", 3, _acks1_no_yield),
-    ("trap/idempotence-off-with-acks-1", 2, _idempotence_off_acks1),
-    ("trap/librdkafka-acks-1", 2, _rdkafka_acks1),
-    ("trap/unbounded-max-poll-interval", 2, _unbounded_poll_interval),
-    ("trap/os-default-socket-buffers", 2, _os_socket_buffers),
-    ("trap/kip-848-group-protocol", 2, _new_protocol),
-    ("trap/static-membership-and-rack", 2, _static_member),
-    ("trap/bootstrap-servers-with-spaces", 2, _bootstrap_spaced),
-    ("trap/single-replica-at-least-once", 2, _single_replica_at_least_once),
-    ("trap/large-but-sane-max-poll-records", 1, _large_but_sane_poll),
-    ("trap/long-but-bounded-max-block", 1, _long_but_bounded_block),
 )

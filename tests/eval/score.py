@@ -5,7 +5,9 @@
 job's UDF bodies run), either as the clients sent it (``raw``: redaction at the
 edge turned off) or after the gateway's edge (``edge``: ``policy.redaction.redact``
 and ``mask_identity``, the default deployment). In ``edge`` mode a leak in an entry
-is expected as ``policy-redacted`` (the entry arrives without its value).
+is expected as ``policy-redacted`` (the entry arrives without its value), and an
+anomaly on a value the edge took out (credentials in ``bootstrap.servers``) is
+allowed, not expected: no rule behind the edge can read it.
 
 Scoring is per alert: one (subject, rule) pair, the subject a client instance or,
 for group rules, the group. A fired pair is a true positive when the rule is
@@ -45,6 +47,7 @@ IDENTITY_RULE = "secret-in-identity"
 REDACTED_RULE = "policy-redacted"
 ENTRY_LEAK_RULES: Final = frozenset(r.id for r in CATALOG if r.kind == "sensitive_leak") - {IDENTITY_RULE,
                                                                                               REDACTED_RULE}
+VALUE_KEYS: Final = {r.id: frozenset(r.keys) for r in CATALOG if r.kind == "anomaly"}  # what each anomaly reads
 
 
 @dataclass(frozen=True)
@@ -108,10 +111,18 @@ class Report:
         return 1000.0 * alerts / self.instances if self.instances else 0.0
 
 
-def _edge_labels(rules: frozenset[str]) -> frozenset[str]:
-    """Labels as the job sees them behind the edge: an entry's leak arrives as a redacted entry."""
+def _edge_labels(rules: frozenset[str], redacted: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Labels as the job sees them behind the edge: an entry's leak arrives as a redacted entry, and a rule
+    that reads the value of a key the edge redacted (``redacted``) cannot judge it."""
     moved = rules & ENTRY_LEAK_RULES
-    return (rules - ENTRY_LEAK_RULES) | ({REDACTED_RULE} if moved else frozenset())
+    blind = {r for r in rules if VALUE_KEYS.get(r, frozenset()) & redacted}
+    return (rules - ENTRY_LEAK_RULES - blind) | ({REDACTED_RULE} if moved else frozenset())
+
+
+def _redacted_keys(client: Client) -> frozenset[str]:
+    """The keys of ``client``'s push whose values the edge takes out."""
+    event = redact(client.context, ClientConfigData(client.configs, START_MS, None), KEY).event
+    return frozenset(e.key for e in event.configs or () if e.redacted)
 
 
 def _row(client: Client, mode: str, ts: int) -> dict[str, Any]:
@@ -177,7 +188,10 @@ def run(fleet: Fleet, mode: str = "raw", max_examples: int = 5) -> Report:
     for c in fleet.clients:
         expected, allowed = c.expected, c.allowed
         if mode == "edge":
-            expected, allowed = _edge_labels(expected), _edge_labels(allowed) - _edge_labels(expected)
+            redacted = _redacted_keys(c)
+            blind = expected - _edge_labels(expected, redacted) - ENTRY_LEAK_RULES
+            expected = _edge_labels(expected, redacted)
+            allowed = (_edge_labels(allowed) | blind) - expected
         labels[c.instance_id] = (expected, allowed, c, c.scenario)
     for g in fleet.groups:
         labels["group:" + g.group_id] = (g.expected, g.allowed, None, g.scenario)

@@ -32,7 +32,8 @@ from udfs.rules.effective import STRING_KEYS, Effective
 from udfs.rules.findings import raw_frame
 
 __all__ = ["BROKER_MAX_SESSION_MS", "BROKER_MIN_SESSION_MS", "CLASSIC_ONLY", "ENUMS", "IDEMPOTENCE_MAX_IN_FLIGHT",
-           "PLACEHOLDER", "SHOWN_ACKS_ALL", "SHOWN_SET", "STATELESS_ANOMALIES", "AnomalyRule", "evaluate"]
+           "MAX_BLOCK_MS", "MAX_FETCH_BYTES", "MAX_POLL_RECORDS", "MIN_BUFFER_MEMORY", "PLACEHOLDER", "SHOWN_ACKS_ALL",
+           "SHOWN_SET", "STATELESS_ANOMALIES", "AnomalyRule", "evaluate"]
 
 BROKER_MIN_SESSION_MS: Final = 6_000
 BROKER_MAX_SESSION_MS: Final = 1_800_000
@@ -40,6 +41,7 @@ IDEMPOTENCE_MAX_IN_FLIGHT: Final = 5
 MAX_POLL_RECORDS: Final = 100_000  # max-poll-records-out-of-range (catalog rationale)
 MAX_FETCH_BYTES: Final = 1 << 30  # fetch-size-out-of-range
 MAX_BLOCK_MS: Final = 86_400_000  # max-block-unbounded: a day
+MIN_BUFFER_MEMORY: Final = 1 << 20  # buffer-memory-too-small
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,10 @@ def _bootstrap_malformed(e: Effective) -> pd.Series:
     scheme = servers.str.contains("://", regex=False)
     empty = servers.str.contains(r"^,|,\s*,|,$", regex=True)
     return e.sent["bootstrap.servers"] & _b(scheme | empty)
+
+
+def _buffer_too_small(e: Effective) -> pd.Series:
+    return _producer(e) & _b(_v(e, "buffer.memory") < MIN_BUFFER_MEMORY)
 
 
 def _max_block(e: Effective) -> pd.Series:
@@ -261,6 +267,7 @@ STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
     AnomalyRule("session-timeout-out-of-bounds", _session_bounds,
                 "session.timeout.ms={session.timeout.ms} is outside the broker's default bounds 6000..1800000"),
     AnomalyRule("max-block-unbounded", _max_block, "max.block.ms={max.block.ms} is a day or more"),
+    AnomalyRule("buffer-memory-too-small", _buffer_too_small, "buffer.memory={buffer.memory} is below 1 MiB"),
     AnomalyRule("max-poll-records-out-of-range", _max_poll_records,
                 "max.poll.records={max.poll.records} is above 100000"),
     AnomalyRule("fetch-size-out-of-range", _fetch_size,

@@ -207,6 +207,11 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "delivery.timeout.ms is below linger.ms + request.timeout.ms.",
              f"{_PRODUCER}: delivery.timeout.ms",
              clients=_PRODUCERS),
+    _anomaly("buffer-memory-too-small", "medium", ("buffer.memory",),
+             "buffer.memory below 1 MiB: the producer holds only a few batches, so any slowdown of the brokers "
+             "blocks send() for up to max.block.ms and throughput collapses (default 32 MiB).",
+             f"{_PRODUCER}: buffer.memory",
+             clients=_PRODUCERS),
     _anomaly("buffer-below-batch", "medium", ("buffer.memory", "batch.size"),
              "buffer.memory is smaller than one batch.size, so a full batch can never be buffered.",
              f"{_PRODUCER}: buffer.memory, batch.size",
