@@ -28,7 +28,7 @@ from typing import Any
 from configwatch import jars
 from configwatch.errors import SetupError
 from udfs.rules import keyset_files
-from udfs.rules.keyset_files import write
+from udfs.rules.keyset_files import role_differences, write
 
 __all__ = ["FAMILY", "LINES", "PROBE", "generate", "main"]
 
@@ -115,10 +115,7 @@ def patch_differences(first_patch: str = "0") -> dict[str, Any]:
             first = f"{line}.{first_patch}"
             if first == release:
                 continue
-            a, b = probe(classes, first)["roles"], probe(classes, release)["roles"]
-            diff = {role: sorted(k for k in set(a[role]) | set(b[role]) if a[role].get(k) != b[role].get(k))
-                    for role in a}
-            out[line] = {role: keys for role, keys in diff.items() if keys}
+            out[line] = role_differences(probe(classes, first)["roles"], probe(classes, release)["roles"])
     return out
 
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from udfs.rules.keyset_files import write
+from udfs.rules.keyset_files import role_differences, write
 
 __all__ = ["FAMILY", "LINES", "document", "main", "parse"]
 
@@ -113,10 +113,7 @@ def patch_differences(repo: Path) -> dict[str, Any]:
         first = f"v{line}.0" if line.count(".") == 1 else f"v{line}"
         if first == tag:
             continue
-        a, b = parse(_read(repo, first))[0], parse(_read(repo, tag))[0]
-        diff = {role: sorted(k for k in set(a[role]) | set(b[role]) if a[role].get(k) != b[role].get(k))
-                for role in a}
-        out[line] = {role: keys for role, keys in diff.items() if keys}
+        out[line] = role_differences(parse(_read(repo, first))[0], parse(_read(repo, tag))[0])
     return out
 
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["DATA", "file_name", "render", "write"]
+__all__ = ["DATA", "file_name", "render", "role_differences", "write"]
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +28,12 @@ def file_name(family: str, line: str) -> str:
 
 def render(document: Mapping[str, Any]) -> str:
     return json.dumps(document, indent=1, sort_keys=False) + "\n"
+
+
+def role_differences(a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Per role of ``a``: the keys whose presence, type or default differ between two releases' key sets."""
+    diff = {role: sorted(k for k in set(a[role]) | set(b[role]) if a[role].get(k) != b[role].get(k)) for role in a}
+    return {role: keys for role, keys in diff.items() if keys}
 
 
 def _families_with_lines(families: dict[str, Any], family: str, lines: list[str]) -> dict[str, Any]:
