@@ -209,3 +209,11 @@ def test_go_defaults_are_durations_too() -> None:
     [row] = by_rule(findings(push({"Consumer.Group.Heartbeat.Interval": "5s"}, SARAMA)), "heartbeat-above-third")
     assert row["evidence"] == {"values": {"heartbeat.interval.ms": 5000, "session.timeout.ms": 10000},
                                "defaulted": ["session.timeout.ms"]}
+
+
+def test_max_block_spares_kafka_connect_task_producers() -> None:
+    """Connect's Worker sets max.block.ms to Long.MAX_VALUE on every task producer, on purpose."""
+    unbounded = {"max.block.ms": "9223372036854775807"}
+    assert "max-block-unbounded" not in rules_of(findings(push(unbounded, client_id="connector-producer-orders-0")))
+    assert "max-block-unbounded" not in rules_of(findings(push(unbounded, client_id="connector-dlq-producer-s3-1")))
+    assert "max-block-unbounded" in rules_of(findings(push(unbounded, client_id="orders-connector-producer")))

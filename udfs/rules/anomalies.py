@@ -155,7 +155,9 @@ def _buffer_too_small(e: Effective) -> pd.Series:
 
 
 def _max_block(e: Effective) -> pd.Series:
-    return _producer(e) & (e.judge == "java") & _b(_v(e, "max.block.ms") >= MAX_BLOCK_MS)
+    """Not on a Kafka Connect task's producer: Connect blocks its task thread on purpose (Worker sets
+    max.block.ms to Long.MAX_VALUE so that a source task waits out an outage instead of failing)."""
+    return _producer(e) & (e.judge == "java") & ~e.connect_task & _b(_v(e, "max.block.ms") >= MAX_BLOCK_MS)
 
 
 def _max_poll_records(e: Effective) -> pd.Series:

@@ -198,7 +198,8 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "max.block.ms of a day or more: send() waits that long for metadata or buffer space, so an "
              "unreachable cluster or a missing topic hangs the calling thread instead of failing it.",
              f"{_PRODUCER}: max.block.ms (bounds the time send() and partitionsFor() block)",
-             clients="Java producers, every release"),
+             clients="Java producers, every release, but a Kafka Connect task's (client id connector-producer-..., "
+                     "which Connect blocks on purpose)"),
     _anomaly("acks-zero", "medium", ("acks",),
              "acks=0: the producer never learns about failed writes and retries do not take effect.",
              f"{_PRODUCER}: acks",
