@@ -188,10 +188,9 @@ def run(fleet: Fleet, mode: str = "raw", max_examples: int = 5) -> Report:
     for c in fleet.clients:
         expected, allowed = c.expected, c.allowed
         if mode == "edge":
-            redacted = _redacted_keys(c)
-            blind = expected - _edge_labels(expected, redacted) - ENTRY_LEAK_RULES
-            expected = _edge_labels(expected, redacted)
-            allowed = (_edge_labels(allowed) | blind) - expected
+            seen = _edge_labels(expected, _redacted_keys(c))
+            blind = expected - seen - ENTRY_LEAK_RULES  # expected, but on a value the edge took out
+            expected, allowed = seen, (_edge_labels(allowed) | blind) - seen
         labels[c.instance_id] = (expected, allowed, c, c.scenario)
     for g in fleet.groups:
         labels["group:" + g.group_id] = (g.expected, g.allowed, None, g.scenario)

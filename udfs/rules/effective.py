@@ -168,7 +168,7 @@ def effective(batch: PushBatch) -> Effective:
     role = profile_ids.map({pid: prof.role for pid, prof in batch.profiles.items()}).fillna(NO_PROFILE)
     judge = profile_ids.map({pid: prof.judge for pid, prof in batch.profiles.items()}).fillna(NO_PROFILE)
     yields = profile_ids.isin([pid for pid, prof in batch.profiles.items() if YIELDING_IDEMPOTENCE in prof.behaviours])
-    client_ids = pa.array(batch.context["client_id"].astype(object).tolist(), pa.string())
+    client_ids = pa.array(batch.context["client_id"], pa.string(), from_pandas=True)
     connect_task = pd.Series(pc.fill_null(pc.match_substring_regex(client_ids, CONNECT_TASK_PRODUCER), False)
                              .to_numpy(zero_copy_only=False), index=index)
     return Effective(values=typed, sent=pd.DataFrame(sent, columns=list(RULE_KEYS), index=index),

@@ -27,7 +27,6 @@ from typing import Any
 
 from configwatch import jars
 from configwatch.errors import SetupError
-from udfs.rules import keyset_files
 from udfs.rules.keyset_files import role_differences, write
 
 __all__ = ["FAMILY", "LINES", "PROBE", "generate", "main"]
@@ -48,10 +47,6 @@ PROBE = Path(__file__).resolve().parents[2] / "scripts" / "jvm" / "ConfigDefProb
 _PREFIX_ROLES = {"PRODUCER_PREFIX": "producer", "CONSUMER_PREFIX": "consumer", "MAIN_CONSUMER_PREFIX": "consumer",
                  "RESTORE_CONSUMER_PREFIX": "consumer", "GLOBAL_CONSUMER_PREFIX": "consumer",
                  "ADMIN_CLIENT_PREFIX": "admin", "TOPIC_PREFIX": "*", "CLIENT_TAG_PREFIX": "*"}
-
-
-def file_name(line: str) -> str:
-    return keyset_files.file_name(FAMILY, line)
 
 
 def _classpath(paths: Sequence[Path]) -> str:
@@ -94,14 +89,14 @@ def _document(line: str, facts: dict[str, Any]) -> dict[str, Any]:
 
 
 def generate() -> dict[str, dict[str, Any]]:
-    """File name -> document, for every line in ``LINES``."""
+    """Release line -> document, for every line in ``LINES``."""
     out: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="configdef-probe-") as tmp:
         classes = Path(tmp)
         _compile(classes)
         for line, release in LINES.items():
             log.info("probing kafka-clients and kafka-streams %s (line %s)", release, line)
-            out[file_name(line)] = _document(line, probe(classes, release))
+            out[line] = _document(line, probe(classes, release))
     return out
 
 
@@ -134,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SetupError, subprocess.CalledProcessError) as exc:
         print(f"configwatch: {exc}", file=sys.stderr)
         return 2
-    return write(FAMILY, {line: documents[file_name(line)] for line in LINES}, args.check, "the jars")
+    return write(FAMILY, documents, args.check, "the jars")
 
 
 if __name__ == "__main__":

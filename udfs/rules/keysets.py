@@ -63,6 +63,8 @@ DEFAULT_JUDGE: Final = "none"  # a family that names no judge: its rules judge o
 IGNORES_UNKNOWN_KEYS: Final = "ignored"  # unknown_keys of a client that runs with a key it does not know
 DEFAULT_DURATIONS: Final = "number"  # durations in the key's unit
 GO_DURATIONS: Final = "go"  # durations as Go time.Duration text
+
+
 @dataclass(frozen=True, slots=True)
 class KeySpec:
     """One documented key: its ConfigDef type name and documented default (None: no default)."""
