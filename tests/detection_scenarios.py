@@ -132,6 +132,8 @@ def rule_pushes() -> list[dict[str, Any]]:
         _g("streams-mix"), _g("streams-mix", **{"group.protocol": "streams"}),
         push({"batch.size": "0"}),
         push({"max.block.ms": "9223372036854775807"}),
+        push({"delivery.timeout.ms": "2147483647"}),
+        push({"bootstrap.servers": "3.34.130.109:9092"}),
         push({"buffer.memory": "10000", "batch.size": "1000"}),
         push({"acks": "all", "retries": "0"}),
         push({"bootstrap.servers": "SSL://b1:9093,b2:9093"}),

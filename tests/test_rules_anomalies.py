@@ -80,8 +80,23 @@ CASES: list[tuple[str, tuple[str, str], dict[str, str] | list[dict[str, Any]], b
     ("max-block-unbounded", JAVA, {"max.block.ms": "300000"}, False),
     ("max-block-unbounded", JAVA, {**G, "auto.offset.reset": "earliest", "max.block.ms": "9223372036854775807"},
      False),  # a consumer
+    ("bootstrap-public-address", JAVA, {"bootstrap.servers": "kafka-1:9092,54.196.138.162:8080"}, True),
+    ("bootstrap-public-address", RDKAFKA, {"bootstrap.servers": "[2600:1f18::10]:9092"}, True),
+    ("bootstrap-public-address", JAVA, {"bootstrap.servers": "10.0.0.5:9092,172.16.4.2:9092,100.64.0.9:9092"}, False),
+    ("bootstrap-public-address", JAVA, {"bootstrap.servers": "127.0.0.1:9092,[fd00::1]:9092"}, False),
+    ("bootstrap-public-address", JAVA, {"bootstrap.servers": "pkc-4r297.europe-west1.gcp.confluent.cloud:9092"}, False),
+    ("delivery-timeout-unbounded", JAVA, {"delivery.timeout.ms": "2147483647"}, True),
+    ("delivery-timeout-unbounded", JAVA, {"delivery.timeout.ms": "600000"}, False),
+    ("delivery-timeout-unbounded", JAVA, {"delivery.timeout.ms": "2147483647", "transactional.id": "tx-1",
+                                          "enable.idempotence": "true"}, False),  # transaction.timeout.ms bounds it
+    ("delivery-timeout-unbounded", RDKAFKA, {"message.timeout.ms": "0"}, True),  # librdkafka: 0 is infinite
+    ("delivery-timeout-unbounded", RDKAFKA, {"delivery.timeout.ms": "0"}, True),  # its alias
+    ("delivery-timeout-unbounded", RDKAFKA, {"message.timeout.ms": "300000"}, False),
     ("max-poll-records-out-of-range", JAVA, {**G, "max.poll.records": "2147483647"}, True),
     ("max-poll-records-out-of-range", JAVA, {**G, "max.poll.records": "5000"}, False),
+    # A release's own default is its behaviour, not the user's choice (0.10.0: Integer.MAX_VALUE, until KIP-62).
+    ("max-poll-records-out-of-range", JAVA, [entry("group.id", "orders"),
+                                             entry("max.poll.records", "2147483647", "INT", default=True)], False),
     ("bootstrap-servers-malformed", JAVA, {"acks": "all"}, False),  # not sent: never judged by its default
     ("fetch-size-out-of-range", JAVA, {**G, "max.partition.fetch.bytes": "2147483647"}, True),
     ("fetch-size-out-of-range", JAVA, {**G, "fetch.max.bytes": "104857600"}, False),
@@ -211,9 +226,13 @@ def test_go_defaults_are_durations_too() -> None:
                                "defaulted": ["session.timeout.ms"]}
 
 
-def test_max_block_spares_kafka_connect_task_producers() -> None:
-    """Connect's Worker sets max.block.ms to Long.MAX_VALUE on every task producer, on purpose."""
-    unbounded = {"max.block.ms": "9223372036854775807"}
-    assert "max-block-unbounded" not in rules_of(findings(push(unbounded, client_id="connector-producer-orders-0")))
-    assert "max-block-unbounded" not in rules_of(findings(push(unbounded, client_id="connector-dlq-producer-s3-1")))
-    assert "max-block-unbounded" in rules_of(findings(push(unbounded, client_id="orders-connector-producer")))
+@pytest.mark.parametrize(("rule", "key", "value"),
+                         [("max-block-unbounded", "max.block.ms", "9223372036854775807"),
+                          ("delivery-timeout-unbounded", "delivery.timeout.ms", "2147483647")])
+def test_unbounded_waits_spare_kafka_connect_task_producers(rule: str, key: str, value: str) -> None:
+    """Connect's Worker sets max.block.ms to Long.MAX_VALUE and delivery.timeout.ms to Integer.MAX_VALUE on every
+    task producer, on purpose."""
+    unbounded = {key: value}
+    assert rule not in rules_of(findings(push(unbounded, client_id="connector-producer-orders-0")))
+    assert rule not in rules_of(findings(push(unbounded, client_id="connector-dlq-producer-s3-1")))
+    assert rule in rules_of(findings(push(unbounded, client_id="orders-connector-producer")))

@@ -82,7 +82,8 @@ def test_kafka_python_defaults_match_the_installed_package() -> None:
 
 
 def test_bands_split_releases_where_a_default_or_behaviour_changes() -> None:
-    assert band("apache-kafka-java", "2.0.1") == "0"
+    assert band("apache-kafka-java", "0.10.0.1") == "0"
+    assert band("apache-kafka-java", "2.0.1") == "0.10.1"  # KIP-62: max.poll.records 500, session.timeout.ms 10 s
     assert band("apache-kafka-java", "2.8.2") == "2.7"  # Streams stopped overriding retries
     assert band("apache-kafka-java", "3.0.0") == "3.0"
     assert band("apache-kafka-java", "3.0.2") == "3.0.1"

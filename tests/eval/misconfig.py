@@ -229,6 +229,18 @@ def _max_block_unbounded(dr: Draft) -> bool:
     return True
 
 
+def _delivery_unbounded(dr: Draft) -> bool:
+    if not dr.producer or dr.family not in ("java", "librdkafka") or dr.push.get("transactional.id"):
+        return False
+    if dr.family == "java":
+        dr.push.set("delivery.timeout.ms", dr.rng.choice(("2147483647", "604800000")), "INT")
+    else:
+        dr.push.set("message.timeout.ms", "0", "INT")  # librdkafka: infinite
+    dr.expected.add("delivery-timeout-unbounded")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
 def _buffer_too_small(dr: Draft) -> bool:
     if not dr.producer or dr.family != "java":
         return False
@@ -245,6 +257,15 @@ def _bootstrap_malformed(dr: Draft) -> bool:
     broken = dr.rng.choice((f"http://{servers}", f"SSL://{servers}", f"{servers},", f"{servers},,kafka-9:9092"))
     dr.push.set("bootstrap.servers", broken)
     dr.expected.add("bootstrap-servers-malformed")
+    return True
+
+
+def _bootstrap_public(dr: Draft) -> bool:
+    if dr.family not in ("java", "librdkafka") or "bootstrap-servers-malformed" in dr.expected:
+        return False
+    dr.push.set("bootstrap.servers", dr.rng.choice(("3.34.130.109:9092", "54.196.138.162:9092,54.196.138.163:9092",
+                                                    "[2600:1f18:4a3:6900::10]:9092")))
+    dr.expected.add("bootstrap-public-address")
     return True
 
 
@@ -297,7 +318,9 @@ ANOMALIES: tuple[Fault, ...] = (
     ("anomaly/acks-all-retries-0", 2, _acks_all_retries_zero),
     ("anomaly/bootstrap-servers-malformed", 2, _bootstrap_malformed),
     ("anomaly/max-block-unbounded", 1, _max_block_unbounded),
+    ("anomaly/delivery-timeout-unbounded", 1, _delivery_unbounded),
     ("anomaly/buffer-memory-too-small", 1, _buffer_too_small),
+    ("anomaly/bootstrap-public-address", 1, _bootstrap_public),
     ("anomaly/max-poll-records-out-of-range", 1, _max_poll_records),
     ("anomaly/fetch-size-out-of-range", 1, _fetch_size),
     ("anomaly/exactly-once-single-replica", 2, _exactly_once_single_replica),

@@ -72,6 +72,16 @@ def _bootstrap_spaced(dr: Draft) -> bool:
     return True
 
 
+def _private_address_bootstrap(dr: Draft) -> bool:
+    """Brokers by private, shared or loopback addresses: inside the network, not on the internet."""
+    if dr.family not in ("java", "librdkafka") or dr.expected & {"bootstrap-servers-malformed",
+                                                                 "bootstrap-public-address"}:
+        return False
+    dr.push.set("bootstrap.servers", dr.rng.choice(("10.20.30.40:9092,10.20.30.41:9092", "172.31.7.12:9094",
+                                                    "100.64.3.9:9092", "192.168.1.20:9092", "[fd12:3456::7]:9092")))
+    return True
+
+
 def _single_replica_at_least_once(dr: Draft) -> bool:
     """replication.factor=1 without exactly-once: a development choice, not this finding."""
     if dr.family != "java" or dr.app.role != "streams" or dr.app.eos:
@@ -85,6 +95,15 @@ def _long_but_bounded_block(dr: Draft) -> bool:
     if not dr.producer or dr.family != "java":
         return False
     dr.push.set("max.block.ms", "600000", "LONG")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+def _long_but_bounded_delivery(dr: Draft) -> bool:
+    """Half an hour to deliver a record: patient, not unbounded."""
+    if not dr.producer or dr.family not in ("java", "librdkafka"):
+        return False
+    dr.push.set("delivery.timeout.ms" if dr.family == "java" else "message.timeout.ms", "1800000", "INT")
     dr.allowed.add(OUTLIER)
     return True
 
@@ -115,8 +134,10 @@ TRAPS: tuple[Fault, ...] = (
     ("trap/kip-848-group-protocol", 2, _new_protocol),
     ("trap/static-membership-and-rack", 2, _static_member),
     ("trap/bootstrap-servers-with-spaces", 2, _bootstrap_spaced),
+    ("trap/private-address-bootstrap", 1, _private_address_bootstrap),
     ("trap/single-replica-at-least-once", 2, _single_replica_at_least_once),
     ("trap/large-but-sane-max-poll-records", 1, _large_but_sane_poll),
     ("trap/long-but-bounded-max-block", 1, _long_but_bounded_block),
+    ("trap/long-but-bounded-delivery-timeout", 1, _long_but_bounded_delivery),
     ("trap/small-but-sane-buffer-memory", 1, _small_but_sane_buffer),
 )

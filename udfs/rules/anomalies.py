@@ -19,6 +19,7 @@ rule judges what the client will actually run with:
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,15 +33,15 @@ from udfs.rules.effective import STRING_KEYS, Effective
 from udfs.rules.findings import raw_frame
 
 __all__ = ["BROKER_MAX_SESSION_MS", "BROKER_MIN_SESSION_MS", "CLASSIC_ONLY", "ENUMS", "IDEMPOTENCE_MAX_IN_FLIGHT",
-           "MAX_BLOCK_MS", "MAX_FETCH_BYTES", "MAX_POLL_RECORDS", "MIN_BUFFER_MEMORY", "PLACEHOLDER", "SHOWN_ACKS_ALL",
-           "SHOWN_SET", "STATELESS_ANOMALIES", "AnomalyRule", "evaluate"]
+           "MAX_FETCH_BYTES", "MAX_POLL_RECORDS", "MIN_BUFFER_MEMORY", "PLACEHOLDER", "SHOWN_ACKS_ALL",
+           "SHOWN_SET", "STATELESS_ANOMALIES", "UNBOUNDED_MS", "AnomalyRule", "evaluate"]
 
 BROKER_MIN_SESSION_MS: Final = 6_000
 BROKER_MAX_SESSION_MS: Final = 1_800_000
 IDEMPOTENCE_MAX_IN_FLIGHT: Final = 5
 MAX_POLL_RECORDS: Final = 100_000  # max-poll-records-out-of-range (catalog rationale)
 MAX_FETCH_BYTES: Final = 1 << 30  # fetch-size-out-of-range
-MAX_BLOCK_MS: Final = 86_400_000  # max-block-unbounded: a day
+UNBOUNDED_MS: Final = 86_400_000  # a day: a wait this long is no bound (max-block-, delivery-timeout-unbounded)
 MIN_BUFFER_MEMORY: Final = 1 << 20  # buffer-memory-too-small
 
 
@@ -128,10 +129,8 @@ def _idem_implicit(e: Effective) -> pd.Series:
 
 
 def _txn_no_idem(e: Effective) -> pd.Series:
-    txn = _v(e, "transactional.id").astype("string").str.strip()
-    has_txn = _b(txn.notna() & (txn != ""))
     off = _is(_v(e, "enable.idempotence"), False) & (e.explicit["enable.idempotence"] | (e.judge == "none"))
-    return _producer(e) & has_txn & off
+    return _producer(e) & _transactional(e) & off
 
 
 def _batching_disabled(e: Effective) -> pd.Series:
@@ -150,23 +149,62 @@ def _bootstrap_malformed(e: Effective) -> pd.Series:
     return e.sent["bootstrap.servers"] & _b(scheme | empty)
 
 
+_IP_LITERAL: Final = r"(?:^|[,\s/])(\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\])(?=[:,\s]|$)"
+
+
+def _public(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address.strip("[]")).is_global
+    except ValueError:
+        return False
+
+
+def _bootstrap_public(e: Effective) -> pd.Series:
+    """An entry whose host is an IP literal outside the private, loopback, shared and reserved ranges."""
+    servers = _v(e, "bootstrap.servers").astype("string")
+    hosts = servers.str.findall(_IP_LITERAL).explode().dropna()
+    public = hosts.map({h: _public(h) for h in hosts.unique()}).astype(bool)
+    return e.sent["bootstrap.servers"] & public.groupby(level=0).any().reindex(servers.index, fill_value=False)
+
+
+def _out_of_range(e: Effective, key: str, bad: pd.Series) -> pd.Series:
+    """``bad`` where the user set ``key``: a release's own default is that release's behaviour, not a choice
+    (0.10.0's max.poll.records is Integer.MAX_VALUE; 0.10.1 made it 500, KIP-62)."""
+    return _b(bad) & e.explicit[key]
+
+
 def _buffer_too_small(e: Effective) -> pd.Series:
-    return _producer(e) & _b(_v(e, "buffer.memory") < MIN_BUFFER_MEMORY)
+    return _producer(e) & _out_of_range(e, "buffer.memory", _v(e, "buffer.memory") < MIN_BUFFER_MEMORY)
 
 
 def _max_block(e: Effective) -> pd.Series:
     """Not on a Kafka Connect task's producer: Connect blocks its task thread on purpose (Worker sets
     max.block.ms to Long.MAX_VALUE so that a source task waits out an outage instead of failing)."""
-    return _producer(e) & (e.judge == "java") & ~e.connect_task & _b(_v(e, "max.block.ms") >= MAX_BLOCK_MS)
+    return _producer(e) & (e.judge == "java") & ~e.connect_task & _b(_v(e, "max.block.ms") >= UNBOUNDED_MS)
+
+
+def _transactional(e: Effective) -> pd.Series:
+    txn = _v(e, "transactional.id").astype("string").str.strip()
+    return _b(txn.notna() & (txn != ""))
+
+
+def _delivery_unbounded(e: Effective) -> pd.Series:
+    """A day or more, or librdkafka's 0 (infinite). Not on a Kafka Connect task's producer (Worker sets
+    Integer.MAX_VALUE on purpose) nor a transactional one, whose transaction.timeout.ms bounds every send
+    (Kafka Streams under exactly-once sets Integer.MAX_VALUE on its producers)."""
+    dt = _v(e, "delivery.timeout.ms")
+    unbounded = _b(dt >= UNBOUNDED_MS) | ((e.judge == "librdkafka") & _b(dt == 0))
+    return _producer(e) & unbounded & ~e.connect_task & ~_transactional(e)
 
 
 def _max_poll_records(e: Effective) -> pd.Series:
-    return _consumer(e) & _b(_v(e, "max.poll.records") > MAX_POLL_RECORDS)
+    return _consumer(e) & _out_of_range(e, "max.poll.records", _v(e, "max.poll.records") > MAX_POLL_RECORDS)
 
 
 def _fetch_size(e: Effective) -> pd.Series:
-    too_big = (_v(e, "fetch.max.bytes") > MAX_FETCH_BYTES) | (_v(e, "max.partition.fetch.bytes") > MAX_FETCH_BYTES)
-    return _consumer(e) & _b(too_big)
+    return _consumer(e) & (_out_of_range(e, "fetch.max.bytes", _v(e, "fetch.max.bytes") > MAX_FETCH_BYTES)
+                           | _out_of_range(e, "max.partition.fetch.bytes",
+                                           _v(e, "max.partition.fetch.bytes") > MAX_FETCH_BYTES))
 
 
 def _eos_single_replica(e: Effective) -> pd.Series:
@@ -248,6 +286,8 @@ STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
     AnomalyRule("acks-zero", _acks_zero, "acks=0: failed writes go unnoticed and retries do not apply"),
     AnomalyRule("bootstrap-servers-malformed", _bootstrap_malformed,
                 "bootstrap.servers has an entry with a URL scheme or an empty entry"),
+    AnomalyRule("bootstrap-public-address", _bootstrap_public,
+                "bootstrap.servers names a broker by a public IP address: check that the connection uses TLS"),
     AnomalyRule("delivery-timeout-too-short", _delivery_short,
                 "delivery.timeout.ms={delivery.timeout.ms} is below linger.ms={linger.ms} + "
                 "request.timeout.ms={request.timeout.ms}"),
@@ -269,6 +309,8 @@ STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
     AnomalyRule("session-timeout-out-of-bounds", _session_bounds,
                 "session.timeout.ms={session.timeout.ms} is outside the broker's default bounds 6000..1800000"),
     AnomalyRule("max-block-unbounded", _max_block, "max.block.ms={max.block.ms} is a day or more"),
+    AnomalyRule("delivery-timeout-unbounded", _delivery_unbounded,
+                "delivery.timeout.ms={delivery.timeout.ms} is a day or more, or infinite (librdkafka's 0)"),
     AnomalyRule("buffer-memory-too-small", _buffer_too_small, "buffer.memory={buffer.memory} is below 1 MiB"),
     AnomalyRule("max-poll-records-out-of-range", _max_poll_records,
                 "max.poll.records={max.poll.records} is above 100000"),

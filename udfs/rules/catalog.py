@@ -159,6 +159,14 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "bootstrap.servers has an entry with a URL scheme (http://, SSL://: the client drops or refuses it, "
              "and it turns no TLS on) or an empty entry.",
              f"{_COMMON}: bootstrap.servers (a list of host/port pairs, host1:port1,host2:port2,...)"),
+    _anomaly("bootstrap-public-address", "medium", ("bootstrap.servers",),
+             "bootstrap.servers names a broker by a public IP address: the cluster is reached across the internet, "
+             "and with an address instead of a name TLS hostname verification (on by default from 2.0) fails unless "
+             "the certificate lists the address, so such clients mostly run PLAINTEXT, unencrypted and "
+             "unauthenticated. A push cannot show security.protocol (the KIP withholds it); behind the gateway the "
+             "posture rules see the connection's.",
+             f"{_COMMON}: bootstrap.servers; Kafka documentation, Security: ssl.endpoint.identification.algorithm "
+             "(KIP-294); IANA special-purpose address registries (RFC 6890: what is not public)"),
     # --- anomalies: producer ---
     _anomaly("idempotence-acks", "high", ("enable.idempotence", "acks"),
              "enable.idempotence=true needs acks=all; with acks 0 or 1 idempotence cannot hold.",
@@ -200,6 +208,15 @@ CATALOG: Final[tuple[Rule, ...]] = (
              f"{_PRODUCER}: max.block.ms (bounds the time send() and partitionsFor() block)",
              clients="Java producers, every release, but a Kafka Connect task's (client id connector-producer-..., "
                      "which Connect blocks on purpose)"),
+    _anomaly("delivery-timeout-unbounded", "medium", ("delivery.timeout.ms",),
+             "A delivery timeout of a day or more, or none (librdkafka's 0 is infinite): a record that cannot be "
+             "delivered is never reported as failed, so an outage fills the producer's buffer and hangs flush() "
+             "instead of reaching the application as an error.",
+             f"{_PRODUCER}: delivery.timeout.ms (an upper bound on the time to report success or failure after "
+             "send() returns; KIP-91); librdkafka CONFIGURATION.md: message.timeout.ms (0 is infinite)",
+             clients=f"{_PRODUCERS}, but a Kafka Connect task's (client id connector-producer-...) and a "
+                     "transactional producer's (transaction.timeout.ms bounds it; Kafka Streams under exactly-once "
+                     "sets Integer.MAX_VALUE on purpose)"),
     _anomaly("acks-zero", "medium", ("acks",),
              "acks=0: the producer never learns about failed writes and retries do not take effect.",
              f"{_PRODUCER}: acks",
@@ -209,7 +226,7 @@ CATALOG: Final[tuple[Rule, ...]] = (
              f"{_PRODUCER}: delivery.timeout.ms",
              clients=_PRODUCERS),
     _anomaly("buffer-memory-too-small", "medium", ("buffer.memory",),
-             "buffer.memory below 1 MiB: the producer holds only a few batches, so any slowdown of the brokers "
+             "buffer.memory set below 1 MiB: the producer holds only a few batches, so any slowdown of the brokers "
              "blocks send() for up to max.block.ms and throughput collapses (default 32 MiB).",
              f"{_PRODUCER}: buffer.memory",
              clients=_PRODUCERS),
@@ -250,12 +267,13 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "group.max.session.timeout.ms",
              clients=_CONSUMERS),
     _anomaly("max-poll-records-out-of-range", "medium", ("max.poll.records",),
-             "max.poll.records above 100,000: the records of one poll must be processed within "
-             "max.poll.interval.ms, or the member leaves the group and its partitions move.",
+             "max.poll.records set above 100,000: the records of one poll must be processed within "
+             "max.poll.interval.ms, or the member leaves the group and its partitions move. A release's own default "
+             "is not flagged (0.10.0's Integer.MAX_VALUE, 500 from 0.10.1).",
              f"{_CONSUMER}: max.poll.records (default 500), max.poll.interval.ms",
              clients=_CONSUMERS),
     _anomaly("fetch-size-out-of-range", "medium", ("fetch.max.bytes", "max.partition.fetch.bytes"),
-             "A fetch size above 1 GiB: the consumer buffers up to that much per fetch in its heap (defaults "
+             "A fetch size set above 1 GiB: the consumer buffers up to that much per fetch in its heap (defaults "
              "50 MiB and 1 MiB).",
              f"{_CONSUMER}: fetch.max.bytes, max.partition.fetch.bytes",
              clients=_CONSUMERS),

@@ -22,14 +22,16 @@ import hashlib
 import json
 import re
 import uuid
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
-from udfs.rules.keysets import KeySpec, configdef, key_set_file, profile
+from udfs.rules.defaults import band, defaults_at
+from udfs.rules.keysets import STREAMS, KeySpec, configdef, key_set_file, profile
 from udfs.sensitivity import kip_client_reason
 
-__all__ = ["DUMPS", "FAMILY", "Dump", "Label", "Push", "instance_id", "load", "to_push"]
+__all__ = ["DUMPS", "FAMILY", "Case", "Dump", "Label", "Push", "instance_id", "load", "to_push"]
 
 DUMPS: Final = Path(__file__).resolve().parent / "dumps"
 FAMILY: Final = "apache-kafka-java"  # every dump is the Java client's (KIP-511 name)
@@ -55,6 +57,7 @@ class Dump:
     lines: tuple[tuple[str, str], ...]  # (key, value as printed)
     labels: tuple[Label, ...]
     unset_by_user: frozenset[str] = frozenset()  # keys the source shows the client changed itself
+    batch: str = ""  # the batch it was gathered in: development, or a held-out batch scored once
 
     @property
     def exact_release(self) -> bool:
@@ -62,17 +65,45 @@ class Dump:
         return bool(_RELEASE.match(self.release))
 
 
+class Case(Protocol):
+    """What the scorer needs of a published configuration: its id and hand labels."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def labels(self) -> tuple[Label, ...]: ...
+
+    @property
+    def release(self) -> str: ...
+
+    @property
+    def batch(self) -> str: ...
+
+    @property
+    def exact_release(self) -> bool: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Push:
-    """A dump as a KIP client's push: entries sent and keys withheld as sensitive."""
+    """A published configuration as a KIP client's push: who sends it, entries sent, keys withheld as sensitive."""
 
-    dump: Dump
-    entries: tuple[dict[str, Any], ...]  # contract entries: key, value, type, is_default
+    dump: Case
+    entries: tuple[dict[str, Any], ...]  # contract entries: key, value, type, is_default (redacted: value unknown)
     withheld: frozenset[str]
+    software_name: str = FAMILY
+    software_version: str = ""
+    client_id: str = ""
+    names: Mapping[str, str] = field(default_factory=dict)  # another name of a key -> the key pushed
 
     @property
     def sent(self) -> frozenset[str]:
         return frozenset(e["key"] for e in self.entries)
+
+    def pushed_as(self, keys: Iterable[str]) -> frozenset[str]:
+        """``keys`` (a label's or a finding's) as this push names them (librdkafka: ``acks`` is
+        ``request.required.acks``)."""
+        return frozenset(self.names.get(k, k) for k in keys)
 
 
 def load(directory: Path = DUMPS) -> list[Dump]:
@@ -89,7 +120,7 @@ def load(directory: Path = DUMPS) -> list[Dump]:
                 lines.append((line.strip()[:-2].strip(), ""))
         labels = tuple(Label(tuple(lb["keys"]), lb["problem"]) for lb in raw["labels"])
         out.append(Dump(raw["id"], raw["source"], raw["client"], raw["release"], tuple(lines), labels,
-                        frozenset(raw.get("unset_by_user", {}).get("keys", ()))))
+                        frozenset(raw.get("unset_by_user", {}).get("keys", ())), raw.get("batch", "")))
     return out
 
 
@@ -129,7 +160,11 @@ def to_push(dump: Dump) -> Push:
     """The push a KIP client of ``dump.release`` sends for this configuration."""
     file = key_set_file(FAMILY, dump.release)
     assert file is not None, "the Java family always has a key set"
-    specs, own = profile(file, dump.client).keys, configdef(file, dump.client)
+    specs, own = profile(file, dump.client).keys, dict(configdef(file, dump.client))
+    if dump.client != STREAMS:  # the defaults of its own release where they differ from its line's key set
+        for key, default in defaults_at(FAMILY, dump.client, band(FAMILY, dump.release)).items():
+            if key in own:
+                own[key] = KeySpec(own[key].type, default, own[key].required)
     entries, withheld = [], set()
     for key, printed in dump.lines:
         spec = own.get(key) or specs.get(key)  # the client judges is_default by its own ConfigDef
@@ -140,9 +175,9 @@ def to_push(dump: Dump) -> Push:
         value = _value(printed, spec)
         is_default = key in dump.unset_by_user or _is_default(value, spec)
         entries.append({"key": key, "value": value, "type": type_name, "is_default": is_default})
-    return Push(dump, tuple(entries), frozenset(withheld))
+    return Push(dump, tuple(entries), frozenset(withheld), FAMILY, dump.release, dump.id)
 
 
-def instance_id(dump: Dump) -> str:
-    """A stable client instance id per dump (findings name their subject by it)."""
-    return str(uuid.UUID(bytes=hashlib.sha256(dump.id.encode()).digest()[:16], version=4))
+def instance_id(case: Case) -> str:
+    """A stable client instance id per configuration (findings name their subject by it)."""
+    return str(uuid.UUID(bytes=hashlib.sha256(case.id.encode()).digest()[:16], version=4))
