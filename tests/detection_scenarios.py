@@ -133,6 +133,7 @@ def rule_pushes() -> list[dict[str, Any]]:
         push({"batch.size": "0"}),
         push({"max.block.ms": "9223372036854775807"}),
         push({"delivery.timeout.ms": "2147483647"}),
+        push({"retries": "3", "acks": "all"}),
         push({"bootstrap.servers": "3.34.130.109:9092"}),
         push({"buffer.memory": "10000", "batch.size": "1000"}),
         push({"acks": "all", "retries": "0"}),

@@ -85,6 +85,13 @@ CASES: list[tuple[str, tuple[str, str], dict[str, str] | list[dict[str, Any]], b
     ("bootstrap-public-address", JAVA, {"bootstrap.servers": "10.0.0.5:9092,172.16.4.2:9092,100.64.0.9:9092"}, False),
     ("bootstrap-public-address", JAVA, {"bootstrap.servers": "127.0.0.1:9092,[fd00::1]:9092"}, False),
     ("bootstrap-public-address", JAVA, {"bootstrap.servers": "pkc-4r297.europe-west1.gcp.confluent.cloud:9092"}, False),
+    ("retries-limited", JAVA, {"retries": "3", "acks": "all"}, True),  # 3 x 1 s of backoff at most: below 120 s
+    ("retries-limited", JAVA, {"retries": "1", "transactional.id": "tx-1", "enable.idempotence": "true"}, True),
+    ("retries-limited", JAVA, {"retries": "200", "acks": "all"}, False),  # 200 x 1 s of backoff: above 120 s
+    ("retries-limited", JAVA, {"retries": "0", "acks": "1"}, False),  # 0: the acks/idempotence rules say it
+    ("retries-limited", ("apache-kafka-java", "2.0.1"), {"retries": "3", "acks": "all"},
+     False),  # 2.0 has no delivery.timeout.ms: retries is the bound
+    ("retries-limited", RDKAFKA, {"retries": "3", "acks": "all"}, False),
     ("delivery-timeout-unbounded", JAVA, {"delivery.timeout.ms": "2147483647"}, True),
     ("delivery-timeout-unbounded", JAVA, {"delivery.timeout.ms": "600000"}, False),
     ("delivery-timeout-unbounded", JAVA, {"delivery.timeout.ms": "2147483647", "transactional.id": "tx-1",

@@ -229,6 +229,15 @@ def _max_block_unbounded(dr: Draft) -> bool:
     return True
 
 
+def _retries_limited(dr: Draft) -> bool:
+    """A handful of retries on a Java producer (every release the set draws has delivery.timeout.ms)."""
+    if not dr.producer or dr.family != "java":
+        return False
+    dr.push.set("retries", dr.rng.choice(("1", "3", "5", "10")), "INT")
+    dr.expected.add("retries-limited")
+    return True
+
+
 def _delivery_unbounded(dr: Draft) -> bool:
     if not dr.producer or dr.family not in ("java", "librdkafka") or dr.push.get("transactional.id"):
         return False
@@ -319,6 +328,7 @@ ANOMALIES: tuple[Fault, ...] = (
     ("anomaly/bootstrap-servers-malformed", 2, _bootstrap_malformed),
     ("anomaly/max-block-unbounded", 1, _max_block_unbounded),
     ("anomaly/delivery-timeout-unbounded", 1, _delivery_unbounded),
+    ("anomaly/retries-limited", 2, _retries_limited),
     ("anomaly/buffer-memory-too-small", 1, _buffer_too_small),
     ("anomaly/bootstrap-public-address", 1, _bootstrap_public),
     ("anomaly/max-poll-records-out-of-range", 1, _max_poll_records),

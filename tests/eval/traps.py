@@ -108,6 +108,14 @@ def _long_but_bounded_delivery(dr: Draft) -> bool:
     return True
 
 
+def _many_retries(dr: Draft) -> bool:
+    """retries in the thousands: more backoff than delivery.timeout.ms, so the delivery timeout still decides."""
+    if not dr.producer or dr.family != "java":
+        return False
+    dr.push.set("retries", dr.rng.choice(("1000", "10000")), "INT")
+    return True
+
+
 def _small_but_sane_buffer(dr: Draft) -> bool:
     """A 4 MiB producer buffer: an eighth of the default, enough for many batches."""
     if not dr.producer or dr.family != "java":
@@ -139,5 +147,6 @@ TRAPS: tuple[Fault, ...] = (
     ("trap/large-but-sane-max-poll-records", 1, _large_but_sane_poll),
     ("trap/long-but-bounded-max-block", 1, _long_but_bounded_block),
     ("trap/long-but-bounded-delivery-timeout", 1, _long_but_bounded_delivery),
+    ("trap/many-retries", 1, _many_retries),
     ("trap/small-but-sane-buffer-memory", 1, _small_but_sane_buffer),
 )

@@ -32,7 +32,8 @@ from udfs.rules.catalog import rule as catalog_rule
 from udfs.rules.effective import STRING_KEYS, Effective
 from udfs.rules.findings import raw_frame
 
-__all__ = ["BROKER_MAX_SESSION_MS", "BROKER_MIN_SESSION_MS", "CLASSIC_ONLY", "ENUMS", "IDEMPOTENCE_MAX_IN_FLIGHT",
+__all__ = ["BROKER_MAX_SESSION_MS", "BROKER_MIN_SESSION_MS", "CLASSIC_ONLY", "ENUMS", "FAILOVER_MS",
+           "IDEMPOTENCE_MAX_IN_FLIGHT",
            "MAX_FETCH_BYTES", "MAX_POLL_RECORDS", "MIN_BUFFER_MEMORY", "PLACEHOLDER", "SHOWN_ACKS_ALL",
            "SHOWN_SET", "STATELESS_ANOMALIES", "UNBOUNDED_MS", "AnomalyRule", "evaluate"]
 
@@ -43,6 +44,8 @@ MAX_POLL_RECORDS: Final = 100_000  # max-poll-records-out-of-range (catalog rati
 MAX_FETCH_BYTES: Final = 1 << 30  # fetch-size-out-of-range
 UNBOUNDED_MS: Final = 86_400_000  # a day: a wait this long is no bound (max-block-, delivery-timeout-unbounded)
 MIN_BUFFER_MEMORY: Final = 1 << 20  # buffer-memory-too-small
+FAILOVER_MS: Final = 18_000  # retries-limited: zookeeper.session.timeout.ms, the longest default wait to notice a
+#                              dead broker (KRaft's broker.session.timeout.ms is 9 s) before its leaderships move
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,17 @@ def _batching_disabled(e: Effective) -> pd.Series:
 
 def _acks_all_retries_zero(e: Effective) -> pd.Series:
     return _producer(e) & _b(_v(e, "acks") == -1) & _b(_v(e, "retries") == 0) & ~_idempotence_on(e)
+
+
+def _retries_limited(e: Effective) -> pd.Series:
+    """Java from 2.1, where delivery.timeout.ms bounds a send (KIP-91): retries set so low that, even at the
+    longest backoff, they run out before it and before a dead broker's leaderships move (0 is for
+    acks-all-retries-zero and idempotence-retries)."""
+    retries = _v(e, "retries")
+    backoff = pd.concat([_v(e, "retry.backoff.ms"), _v(e, "retry.backoff.max.ms")], axis=1).max(axis=1)
+    budget = retries * backoff
+    early = _b(retries >= 1) & _b(budget < _v(e, "delivery.timeout.ms")) & _b(budget < FAILOVER_MS)
+    return _producer(e) & (e.judge == "java") & e.explicit["retries"] & early
 
 
 def _bootstrap_malformed(e: Effective) -> pd.Series:
@@ -283,6 +297,8 @@ STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
     AnomalyRule("batching-disabled", _batching_disabled, "batch.size=0 disables batching"),
     AnomalyRule("acks-all-retries-zero", _acks_all_retries_zero,
                 "acks=all with retries=0: one transient error fails the write"),
+    AnomalyRule("retries-limited", _retries_limited,
+                "retries={retries} runs out before delivery.timeout.ms={delivery.timeout.ms}"),
     AnomalyRule("acks-zero", _acks_zero, "acks=0: failed writes go unnoticed and retries do not apply"),
     AnomalyRule("bootstrap-servers-malformed", _bootstrap_malformed,
                 "bootstrap.servers has an entry with a URL scheme or an empty entry"),

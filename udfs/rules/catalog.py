@@ -202,6 +202,14 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "leader change, a timeout) fails it for good.",
              f"{_PRODUCER}: acks, retries; KIP-91 (retries defaults to Integer.MAX_VALUE from 2.1)",
              clients=f"{_PRODUCERS}, unless enable.idempotence=true is set (idempotence-retries says it)"),
+    _anomaly("retries-limited", "medium", ("retries", "delivery.timeout.ms"),
+             "retries set so low that, even at the longest retry backoff, they run out before delivery.timeout.ms "
+             "and within 18 s, before a dead broker's partitions get new leaders (ZooKeeper's default session "
+             "timeout; KRaft's is 9 s): a broker failure then fails the send instead of the producer riding it out.",
+             f"{_PRODUCER}: retries (users should generally prefer to leave this config unset and instead use "
+             "delivery.timeout.ms to control retry behavior), delivery.timeout.ms; KIP-91; Broker Configs: "
+             "zookeeper.session.timeout.ms, broker.session.timeout.ms",
+             clients="Java producers from 2.1 (delivery.timeout.ms), retries set by the user, 1 or more"),
     _anomaly("max-block-unbounded", "medium", ("max.block.ms",),
              "max.block.ms of a day or more: send() waits that long for metadata or buffer space, so an "
              "unreachable cluster or a missing topic hangs the calling thread instead of failing it.",

@@ -9,10 +9,10 @@ application's keys under the property they set (``linger.ms`` is ``queue.bufferi
 ``is_default`` false for every key the application set (librdkafka tracks which properties were
 set), and what the KIP's client withholds left out. A value the code computes at run time
 (``"<runtime: os.environ['BROKERS']>"``) is pushed set but without a value: the rules cannot
-judge it.
-Binding-only keys (callbacks, Go's ``go.*`` channel switches) never reach librdkafka and are not
-pushed. A key the version does not know (``rejected``) fails the client's creation: it never
-pushes, and the scorer sets it apart.
+judge it. Binding-only keys (callbacks, Go's ``go.*`` channel switches, the serializers of
+confluent-kafka-python's SerializingProducer) never reach librdkafka and are not pushed. A key
+the version does not know (``rejected``) fails the client's creation: it never pushes, and the
+scorer sets it apart.
 """
 
 from __future__ import annotations
@@ -84,8 +84,14 @@ def software_version(config: RdkafkaConfig) -> str:
     return f"v{config.release}"
 
 
-def _binding_only(key: str, value: Any) -> bool:
-    return value == CALLABLE or key.startswith("go.")
+# confluent-kafka-python's SerializingProducer and DeserializingConsumer take these out of the configuration
+# before librdkafka sees it.
+PYTHON_SERDES: Final = frozenset({"key.serializer", "value.serializer", "key.deserializer", "value.deserializer"})
+
+
+def _binding_only(config: RdkafkaConfig, key: str, value: Any) -> bool:
+    return (value == CALLABLE or key.startswith("go.")
+            or (config.software_name == "confluent-kafka-python" and key in PYTHON_SERDES))
 
 
 def _printed(value: Any) -> str:
@@ -99,7 +105,7 @@ def rejected(config: RdkafkaConfig) -> tuple[str, ...]:
     file = key_set_file(config.software_name, software_version(config))
     assert file is not None, "librdkafka bindings always have a key set"
     known = set(profile(file, config.client).family_keys.to_pylist())
-    return tuple(k for k, v in config.config if not _binding_only(k, v) and k not in known)
+    return tuple(k for k, v in config.config if not _binding_only(config, k, v) and k not in known)
 
 
 def to_push(config: RdkafkaConfig) -> Push:
@@ -116,7 +122,7 @@ def to_push(config: RdkafkaConfig) -> Push:
             entries[key] = {"key": key, "value": spec.default, "type": spec.type, "is_default": True}
     client_id = "rdkafka"
     for written, value in config.config:
-        if _binding_only(written, value):
+        if _binding_only(config, written, value):
             continue
         key = aliases.get(written, written)
         spec = specs.get(key)
