@@ -236,10 +236,12 @@ def test_go_defaults_are_durations_too() -> None:
 @pytest.mark.parametrize(("rule", "key", "value"),
                          [("max-block-unbounded", "max.block.ms", "9223372036854775807"),
                           ("delivery-timeout-unbounded", "delivery.timeout.ms", "2147483647")])
-def test_unbounded_waits_spare_kafka_connect_task_producers(rule: str, key: str, value: str) -> None:
-    """Connect's Worker sets max.block.ms to Long.MAX_VALUE and delivery.timeout.ms to Integer.MAX_VALUE on every
-    task producer, on purpose."""
+def test_unbounded_waits_spare_the_producers_kafka_connect_configures(rule: str, key: str, value: str) -> None:
+    """Connect sets max.block.ms to Long.MAX_VALUE and delivery.timeout.ms to Integer.MAX_VALUE on its tasks'
+    producers, and delivery.timeout.ms on the producers of its internal topics, on purpose."""
     unbounded = {key: value}
-    assert rule not in rules_of(findings(push(unbounded, client_id="connector-producer-orders-0")))
-    assert rule not in rules_of(findings(push(unbounded, client_id="connector-dlq-producer-s3-1")))
-    assert rule in rules_of(findings(push(unbounded, client_id="orders-connector-producer")))
+    for connect in ("connector-producer-orders-0", "connector-dlq-producer-s3-1", "connect-cluster-offsets",
+                    "B-mm2-B->A-offsets", "connect-statuses", "connect-configs", "connect-configs-leader"):
+        assert rule not in rules_of(findings(push(unbounded, client_id=connect))), connect
+    for other in ("orders-connector-producer", "offsets-writer", "payments"):
+        assert rule in rules_of(findings(push(unbounded, client_id=other))), other

@@ -33,9 +33,8 @@ from udfs.rules.effective import STRING_KEYS, Effective
 from udfs.rules.findings import raw_frame
 
 __all__ = ["BROKER_MAX_SESSION_MS", "BROKER_MIN_SESSION_MS", "CLASSIC_ONLY", "ENUMS", "FAILOVER_MS",
-           "IDEMPOTENCE_MAX_IN_FLIGHT",
-           "MAX_FETCH_BYTES", "MAX_POLL_RECORDS", "MIN_BUFFER_MEMORY", "PLACEHOLDER", "SHOWN_ACKS_ALL",
-           "SHOWN_SET", "STATELESS_ANOMALIES", "UNBOUNDED_MS", "AnomalyRule", "evaluate"]
+           "IDEMPOTENCE_MAX_IN_FLIGHT", "MAX_FETCH_BYTES", "MAX_POLL_RECORDS", "MIN_BUFFER_MEMORY", "PLACEHOLDER",
+           "SHOWN_ACKS_ALL", "SHOWN_SET", "STATELESS_ANOMALIES", "UNBOUNDED_MS", "AnomalyRule", "evaluate"]
 
 BROKER_MIN_SESSION_MS: Final = 6_000
 BROKER_MAX_SESSION_MS: Final = 1_800_000
@@ -194,7 +193,7 @@ def _buffer_too_small(e: Effective) -> pd.Series:
 def _max_block(e: Effective) -> pd.Series:
     """Not on a Kafka Connect task's producer: Connect blocks its task thread on purpose (Worker sets
     max.block.ms to Long.MAX_VALUE so that a source task waits out an outage instead of failing)."""
-    return _producer(e) & (e.judge == "java") & ~e.connect_task & _b(_v(e, "max.block.ms") >= UNBOUNDED_MS)
+    return _producer(e) & (e.judge == "java") & ~e.connect & _b(_v(e, "max.block.ms") >= UNBOUNDED_MS)
 
 
 def _transactional(e: Effective) -> pd.Series:
@@ -203,12 +202,12 @@ def _transactional(e: Effective) -> pd.Series:
 
 
 def _delivery_unbounded(e: Effective) -> pd.Series:
-    """A day or more, or librdkafka's 0 (infinite). Not on a Kafka Connect task's producer (Worker sets
-    Integer.MAX_VALUE on purpose) nor a transactional one, whose transaction.timeout.ms bounds every send
-    (Kafka Streams under exactly-once sets Integer.MAX_VALUE on its producers)."""
+    """A day or more, or librdkafka's 0 (infinite). Not on a producer Kafka Connect configures (it sets
+    Integer.MAX_VALUE on its tasks' and its internal topics' producers, on purpose) nor a transactional one, whose
+    transaction.timeout.ms bounds every send (Kafka Streams under exactly-once sets Integer.MAX_VALUE)."""
     dt = _v(e, "delivery.timeout.ms")
     unbounded = _b(dt >= UNBOUNDED_MS) | ((e.judge == "librdkafka") & _b(dt == 0))
-    return _producer(e) & unbounded & ~e.connect_task & ~_transactional(e)
+    return _producer(e) & unbounded & ~e.connect & ~_transactional(e)
 
 
 def _max_poll_records(e: Effective) -> pd.Series:

@@ -214,17 +214,17 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "max.block.ms of a day or more: send() waits that long for metadata or buffer space, so an "
              "unreachable cluster or a missing topic hangs the calling thread instead of failing it.",
              f"{_PRODUCER}: max.block.ms (bounds the time send() and partitionsFor() block)",
-             clients="Java producers, every release, but a Kafka Connect task's (client id connector-producer-..., "
-                     "which Connect blocks on purpose)"),
+             clients="Java producers, every release, but those Kafka Connect configures itself (client id "
+                     "connector-producer-..., ...-offsets, -statuses, -configs), which it blocks on purpose"),
     _anomaly("delivery-timeout-unbounded", "medium", ("delivery.timeout.ms",),
              "A delivery timeout of a day or more, or none (librdkafka's 0 is infinite): a record that cannot be "
              "delivered is never reported as failed, so an outage fills the producer's buffer and hangs flush() "
              "instead of reaching the application as an error.",
              f"{_PRODUCER}: delivery.timeout.ms (an upper bound on the time to report success or failure after "
              "send() returns; KIP-91); librdkafka CONFIGURATION.md: message.timeout.ms (0 is infinite)",
-             clients=f"{_PRODUCERS}, but a Kafka Connect task's (client id connector-producer-...) and a "
-                     "transactional producer's (transaction.timeout.ms bounds it; Kafka Streams under exactly-once "
-                     "sets Integer.MAX_VALUE on purpose)"),
+             clients=f"{_PRODUCERS}, but those Kafka Connect configures itself (client id connector-producer-..., "
+                     "...-offsets, -statuses, -configs) and transactional ones (transaction.timeout.ms bounds them; "
+                     "Kafka Streams under exactly-once sets Integer.MAX_VALUE on purpose)"),
     _anomaly("acks-zero", "medium", ("acks",),
              "acks=0: the producer never learns about failed writes and retries do not take effect.",
              f"{_PRODUCER}: acks",

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 
 from udfs.rules.batch import PushBatch
 from udfs.rules.durations import go_durations_ms
-from udfs.rules.identity import CONNECT_TASK_PRODUCER
+from udfs.rules.identity import CONNECT_PRODUCER
 from udfs.rules.keysets import GO_DURATIONS, STREAMS
 
 __all__ = ["ACKS_DECORATION", "ACKS_WORDS", "BOOL_KEYS", "BOOL_WORDS", "MS_COLUMNS", "NO_PROFILE", "NUMBER",
@@ -55,7 +55,7 @@ class Effective:
     role: pd.Series          # profile role per push, "none" without a profile
     judge: pd.Series         # "java", "librdkafka" or "none" per push
     yields: pd.Series        # bool: default idempotence gives way to conflicting settings at this release
-    connect_task: pd.Series  # bool: a Kafka Connect task's producer (its client id says so)
+    connect: pd.Series       # bool: a producer Kafka Connect configures itself (its client id says so)
 
 
 _COLUMN: Final = {k: i for i, k in enumerate(RULE_KEYS)}
@@ -169,8 +169,8 @@ def effective(batch: PushBatch) -> Effective:
     judge = profile_ids.map({pid: prof.judge for pid, prof in batch.profiles.items()}).fillna(NO_PROFILE)
     yields = profile_ids.isin([pid for pid, prof in batch.profiles.items() if YIELDING_IDEMPOTENCE in prof.behaviours])
     client_ids = pa.array(batch.context["client_id"], pa.string(), from_pandas=True)
-    connect_task = pd.Series(pc.fill_null(pc.match_substring_regex(client_ids, CONNECT_TASK_PRODUCER), False)
+    connect = pd.Series(pc.fill_null(pc.match_substring_regex(client_ids, CONNECT_PRODUCER), False)
                              .to_numpy(zero_copy_only=False), index=index)
     return Effective(values=typed, sent=pd.DataFrame(sent, columns=list(RULE_KEYS), index=index),
                      explicit=pd.DataFrame(explicit, columns=list(RULE_KEYS), index=index), role=role, judge=judge,
-                     yields=yields, connect_task=connect_task)
+                     yields=yields, connect=connect)

@@ -37,16 +37,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["COMPOUND_ID", "CONNECT_TASK_PRODUCER", "DN_ATTRIBUTE", "DN_REPLACEMENT", "SEGMENT_JOIN",
+__all__ = ["COMPOUND_ID", "CONNECT_PRODUCER", "DN_ATTRIBUTE", "DN_REPLACEMENT", "SEGMENT_JOIN",
            "SEGMENT_SEPARATORS", "STRUCTURED_SEGMENT", "UUID", "split_identity", "strip_structure"]
 
 _HEX_LOWER, _HEX_UPPER = "[0-9a-f]", "[0-9A-F]"
 _POD = "[bcdfghjklmnpqrstvwxz2-9]"  # the alphabet Kubernetes draws generated name parts from
 UUID: Final = "|".join(f"{h}{{8}}-{h}{{4}}-{h}{{4}}-{h}{{4}}-{h}{{12}}" for h in (_HEX_LOWER, _HEX_UPPER))
 SEGMENT_SEPARATORS: Final = "[-_]"
-# The client id Kafka Connect gives a task's producer (Worker: connector-producer-<connector>-<task>, and its
-# dead-letter queue's connector-dlq-producer-...), MirrorMaker 2's included.
-CONNECT_TASK_PRODUCER: Final = "^connector-(?:dlq-)?producer-"
+# The client ids of the producers Kafka Connect creates and configures itself, MirrorMaker 2's included: a task's
+# (Worker: connector-producer-<connector>-<task>, its dead-letter queue's connector-dlq-producer-...) and the
+# worker's own, which write its internal topics (<client id base>offsets, statuses, configs and the exactly-once
+# leader's configs-leader; ConnectUtils.clientIdBase ends in "-").
+CONNECT_PRODUCER: Final = "^connector-(?:dlq-)?producer-|-(?:offsets|statuses|configs(?:-leader)?)$"
 SEGMENT_JOIN: Final = "-"  # what a UUID leaves behind, and what joins the segments kept
 # Segments Kafka clients, Streams, Connect and Spark write into the ids they generate.
 _CONVENTION_WORDS = ("StreamThread", "GlobalStreamThread", "StateUpdater", "consumer", "producer", "restore",

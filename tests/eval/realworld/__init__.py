@@ -175,7 +175,8 @@ def to_push(dump: Dump) -> Push:
         value = _value(printed, spec)
         is_default = key in dump.unset_by_user or _is_default(value, spec)
         entries.append({"key": key, "value": value, "type": type_name, "is_default": is_default})
-    return Push(dump, tuple(entries), frozenset(withheld), FAMILY, dump.release, dump.id)
+    printed_id = dict(dump.lines).get("client.id", "")
+    return Push(dump, tuple(entries), frozenset(withheld), FAMILY, dump.release, printed_id or dump.id)
 
 
 def instance_id(case: Case) -> str:
