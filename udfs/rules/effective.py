@@ -170,7 +170,7 @@ def effective(batch: PushBatch) -> Effective:
     yields = profile_ids.isin([pid for pid, prof in batch.profiles.items() if YIELDING_IDEMPOTENCE in prof.behaviours])
     client_ids = pa.array(batch.context["client_id"], pa.string(), from_pandas=True)
     connect = pd.Series(pc.fill_null(pc.match_substring_regex(client_ids, CONNECT_PRODUCER), False)
-                             .to_numpy(zero_copy_only=False), index=index)
+                        .to_numpy(zero_copy_only=False), index=index)
     return Effective(values=typed, sent=pd.DataFrame(sent, columns=list(RULE_KEYS), index=index),
                      explicit=pd.DataFrame(explicit, columns=list(RULE_KEYS), index=index), role=role, judge=judge,
                      yields=yields, connect=connect)
