@@ -161,7 +161,9 @@ def to_push(dump: Dump) -> Push:
     file = key_set_file(FAMILY, dump.release)
     assert file is not None, "the Java family always has a key set"
     specs, own = profile(file, dump.client).keys, dict(configdef(file, dump.client))
-    if dump.client != STREAMS:  # the defaults of its own release where they differ from its line's key set
+    # The defaults of its own release where they differ from its line's key set; not for Streams, whose
+    # defaults.json entries are what it hands its clients, not its StreamsConfig's own defaults.
+    if dump.client != STREAMS:
         for key, default in defaults_at(FAMILY, dump.client, band(FAMILY, dump.release)).items():
             if key in own:
                 own[key] = KeySpec(own[key].type, default, own[key].required)

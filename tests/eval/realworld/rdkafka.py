@@ -100,23 +100,24 @@ def _printed(value: Any) -> str:
     return str(value)
 
 
-def rejected(config: RdkafkaConfig) -> tuple[str, ...]:
-    """The keys this version of librdkafka does not know: it refuses them, so the client never starts or pushes."""
+def _key_set(config: RdkafkaConfig) -> str:
     file = key_set_file(config.software_name, software_version(config))
     assert file is not None, "librdkafka bindings always have a key set"
-    known = set(profile(file, config.client).family_keys.to_pylist())
+    return file
+
+
+def rejected(config: RdkafkaConfig) -> tuple[str, ...]:
+    """The keys this version of librdkafka does not know: it refuses them, so the client never starts or pushes."""
+    known = set(profile(_key_set(config), config.client).family_keys.to_pylist())
     return tuple(k for k, v in config.config if not _binding_only(config, k, v) and k not in known)
 
 
 def to_push(config: RdkafkaConfig) -> Push:
     """The push a KIP client of ``config.release`` sends for this configuration."""
-    version = software_version(config)
-    file = key_set_file(config.software_name, version)
-    assert file is not None, "librdkafka bindings always have a key set"
-    aliases = profile(file, config.client).aliases
-    specs = configdef(file, config.client)
+    file = _key_set(config)
+    prof, specs = profile(file, config.client), configdef(file, config.client)
+    aliases = prof.aliases
     entries: dict[str, dict[str, Any]] = {}
-    withheld: set[str] = set()
     for key, spec in specs.items():
         if key not in aliases and spec.type != "UNKNOWN" and not key.startswith("client.software."):
             entries[key] = {"key": key, "value": spec.default, "type": spec.type, "is_default": True}
@@ -126,20 +127,12 @@ def to_push(config: RdkafkaConfig) -> Push:
             continue
         key = aliases.get(written, written)
         spec = specs.get(key)
-        type_name = spec.type if spec else "STRING"
-        if kip_client_reason(key, type_name) is not None:
-            entries.pop(key, None)
-            withheld.add(key)
-            continue
         runtime = isinstance(value, str) and value.startswith(RUNTIME)
-        entries[key] = {"key": key, "value": None if runtime else _printed(value), "type": type_name,
-                        "is_default": False}
+        entries[key] = {"key": key, "value": None if runtime else _printed(value),
+                        "type": spec.type if spec else "STRING", "is_default": False}
         if key == "client.id" and not runtime:
             client_id = _printed(value)
-    for key in [k for k, e in entries.items() if kip_client_reason(k, e["type"]) is not None]:
-        entries.pop(key)  # the role's own sensitive properties at their defaults: never sent either
-        withheld.add(key)
-    prof = profile(file, config.client)
+    withheld = {k for k, e in entries.items() if kip_client_reason(k, e["type"]) is not None}  # set or default
     names = {k: prof.canonical(k) for k in aliases} | {k: prof.canonical(v) for k, v in prof.equivalents.items()}
-    return Push(config, tuple(entries.values()), frozenset(withheld), config.software_name, version, client_id,
-                names)
+    return Push(config, tuple(e for k, e in entries.items() if k not in withheld), frozenset(withheld),
+                config.software_name, software_version(config), client_id, names)

@@ -102,7 +102,8 @@ def score(chosen: Sequence[Dump | RdkafkaConfig] | None = None) -> RealWorldRepo
     pushes = []
     for case in chosen if chosen is not None else cases():
         if not case.exact_release:
-            report.excluded[case.id] = f"release {case.release!r} is not one exact version (librdkafka: from 1.4)"
+            report.excluded[case.id] = f"release {case.release!r} is not one exact version" + (
+                " from librdkafka 1.4 on" if isinstance(case, RdkafkaConfig) else "")
             continue
         if isinstance(case, RdkafkaConfig) and (unknown := rdkafka.rejected(case)):
             report.excluded[case.id] = (f"librdkafka {case.release} refuses {', '.join(unknown)}: the client is never "
