@@ -141,6 +141,11 @@ def rule_pushes() -> list[dict[str, Any]]:
         _g("poll", **{"max.poll.records": "2147483647"}),
         _g("fetch-size", **{"max.partition.fetch.bytes": "2147483647"}),
         push({"application.id": "eos-app", "processing.guarantee": "exactly_once_v2", "replication.factor": "1"}),
+        push({"acks": "all", "request.timeout.ms": "2000"}),
+        push({"socket.timeout.ms": "5000", "request.timeout.ms": "10000"}, RDKAFKA),
+        push({"transactional.id": "orders-3f2b8c1e-9a4d-4e1f-8b2a-0c6d5e7f9a11", "enable.idempotence": "true"}),
+        push({"batch.size": "2097152"}),
+        push({"acks": "all", "linger.ms": "5", "group.id": "copied-from-consumer"}, RDKAFKA),
     ]
     fleet = [push({"acks": "all", "linger.ms": "5", "batch.size": "16384"}, RDKAFKA) for _ in range(MIN_PEERS)]
     return [*pushes, *fleet, push({"acks": "all", "linger.ms": "50000", "batch.size": "16384"}, RDKAFKA)]

@@ -91,7 +91,26 @@ CASES: list[tuple[str, tuple[str, str], dict[str, str] | list[dict[str, Any]], b
     ("retries-limited", JAVA, {"retries": "0", "acks": "1"}, False),  # 0: the acks/idempotence rules say it
     ("retries-limited", ("apache-kafka-java", "2.0.1"), {"retries": "3", "acks": "all"},
      False),  # 2.0 has no delivery.timeout.ms: retries is the bound
-    ("retries-limited", RDKAFKA, {"retries": "3", "acks": "all"}, False),
+    ("retries-limited", RDKAFKA, {"retries": "3", "acks": "all"}, False),  # Java only (docs/detection.md)
+    ("retries-limited", KAFKA_PYTHON, {"retries": "3"}, False),  # no delivery timeout bounds its retries
+    ("request-timeout-below-replica-lag", JAVA, {"acks": "all", "request.timeout.ms": "2000"}, True),
+    ("request-timeout-below-replica-lag", RDKAFKA, {"request.timeout.ms": "5000"}, True),  # acks default all
+    ("request-timeout-below-replica-lag", JAVA, {"acks": "1", "request.timeout.ms": "2000"}, False),
+    ("request-timeout-below-replica-lag", JAVA, {"acks": "all", "request.timeout.ms": "15000"}, False),
+    ("request-timeout-below-replica-lag", ("librdkafka", "1.5.0"), {"acks": "all"}, False),  # its default 5000
+    ("socket-timeout-below-request-timeout", RDKAFKA, {"socket.timeout.ms": "5000", "request.timeout.ms": "10000"},
+     True),
+    ("socket-timeout-below-request-timeout", RDKAFKA, {"socket.timeout.ms": "10000", "linger.ms": "5"},
+     True),  # request.timeout.ms default 30000
+    ("socket-timeout-below-request-timeout", RDKAFKA, {"socket.timeout.ms": "30000", "acks": "1"}, False),
+    ("socket-timeout-below-request-timeout", RDKAFKA, {"request.timeout.ms": "20000"}, False),  # socket 60000
+    ("transactional-id-random", RDKAFKA, {"transactional.id": "orders-3f2b8c1e-9a4d-4e1f-8b2a-0c6d5e7f9a11"}, True),
+    ("transactional-id-random", JAVA, {"transactional.id": "3f2b8c1e9a4d4e1f8b2a0c6d5e7f9a11"}, True),
+    ("transactional-id-random", JAVA, {"transactional.id": "orders-tx-7"}, False),
+    ("batch-size-above-request-size", JAVA, {"batch.size": "2097152"}, True),  # max.request.size 1048576
+    ("batch-size-above-request-size", RDKAFKA, {"batch.size": "100000000"}, True),  # message.max.bytes 1000000
+    ("batch-size-above-request-size", JAVA, {"batch.size": "2097152", "max.request.size": "4194304"}, False),
+    ("batch-size-above-request-size", JAVA, {"max.request.size": "10000"}, False),  # default batch.size: no choice
     ("delivery-timeout-unbounded", JAVA, {"delivery.timeout.ms": "2147483647"}, True),
     ("delivery-timeout-unbounded", JAVA, {"delivery.timeout.ms": "600000"}, False),
     ("delivery-timeout-unbounded", JAVA, {"delivery.timeout.ms": "2147483647", "transactional.id": "tx-1",
@@ -187,6 +206,14 @@ def test_every_stateless_anomaly_has_a_positive_and_a_negative_case() -> None:
     for rule in STATELESS_ANOMALIES:
         outcomes = {expected for r, _, _, expected in CASES if r == rule.id}
         assert outcomes == {True, False}, rule.id
+
+
+def test_a_streams_producer_may_hold_its_process_uuid_in_its_transactional_id() -> None:
+    streams_id = "orders-3f2b8c1e-9a4d-4e1f-8b2a-0c6d5e7f9a11"
+    configs = {"acks": "all", "transactional.id": f"{streams_id}-1"}
+    assert "transactional-id-random" not in rules_of(findings(push(
+        configs, client_id=f"{streams_id}-StreamThread-1-producer")))
+    assert "transactional-id-random" in rules_of(findings(push(configs, client_id="orders-producer")))
 
 
 def test_finding_names_keys_values_and_defaults() -> None:

@@ -13,14 +13,15 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from policy.api import RequestContext
-from tests.eval import tokens
+from tests.eval import producer_faults, tokens
 from tests.eval.clients import Client, Group, make_context
 from tests.eval.families import BOOTSTRAPS, COOP, RANGE, App, base_push, pick_software, tunings
 from tests.eval.faults import LEAKS, OUTLIER, Draft, Fault
 from tests.eval.misconfig import ANOMALIES, OUTLIERS
 from tests.eval.traps import TRAPS
-from udfs.rules.anomalies import MAX_FETCH_BYTES, MAX_POLL_RECORDS, MIN_BUFFER_MEMORY
 from udfs.rules.catalog import CATALOG
+from udfs.rules.client_checks import MAX_FETCH_BYTES, MAX_POLL_RECORDS
+from udfs.rules.producer_checks import MIN_ACKS_ALL_REQUEST_TIMEOUT_MS, MIN_BUFFER_MEMORY
 
 __all__ = ["Fleet", "build_fleet"]
 
@@ -141,9 +142,9 @@ def build_fleet(seed: int, size: int) -> Fleet:
         if rng.random() < LEAK_SHARE:
             faults.append(_preference(rng, LEAKS))
         if rng.random() < ANOMALY_SHARE:
-            faults.append(_preference(rng, ANOMALIES))
+            faults.append(_preference(rng, ANOMALIES + producer_faults.FAULTS))
         elif rng.random() < TRAP_SHARE:  # a trap's "nothing fires" holds only without a planted misconfiguration
-            faults.insert(0, _preference(rng, TRAPS))
+            faults.insert(0, _preference(rng, TRAPS + producer_faults.TRAPS))
         fault_seed = rng.getrandbits(64)
         members: list[str] = []
         classic = True  # every member on the classic protocol (assignors matter only there)
@@ -196,6 +197,11 @@ def _derived_labels(dr: Draft) -> None:
     buffer = entries.get("buffer.memory")
     if dr.producer and buffer is not None and float(buffer.value or "inf") < MIN_BUFFER_MEMORY:
         dr.expected.add("buffer-memory-too-small")  # the rule's documented bound, whichever fault set it
+    timeout, acks = entries.get("request.timeout.ms"), entries.get("acks") or entries.get("request.required.acks")
+    acks_all = acks.value in ("all", "-1") if acks is not None else dr.family == "librdkafka"
+    if (dr.producer and dr.family in ("java", "librdkafka") and timeout is not None and not timeout.is_default
+            and float(timeout.value or "inf") < MIN_ACKS_ALL_REQUEST_TIMEOUT_MS and acks_all):
+        dr.expected.add("request-timeout-below-replica-lag")  # the rule's documented bound, whichever fault set it
     protocol = entries.get("group.protocol")
     if protocol is not None and protocol.value == "consumer" and not protocol.is_default:
         # KIP-848: the broker owns the session (group.consumer.session.timeout.ms, heartbeat interval) and the

@@ -210,6 +210,40 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "delivery.timeout.ms to control retry behavior), delivery.timeout.ms; KIP-91; Broker Configs: "
              "zookeeper.session.timeout.ms, broker.session.timeout.ms",
              clients="Java producers from 2.1 (delivery.timeout.ms), retries set by the user, 1 or more"),
+    _anomaly("request-timeout-below-replica-lag", "medium", ("request.timeout.ms", "acks"),
+             "acks=all with a request timeout set below 10 s: a produce request waits for every in-sync follower, "
+             "which may lag up to replica.lag.time.max.ms (10 s before 2.5, 30 s from 2.5) before it leaves the ISR, "
+             "so the client gives writes up and resends them while the broker is still completing them: "
+             "duplicates without idempotence, and needless retries under load.",
+             f"{_PRODUCER}: request.timeout.ms (this should be larger than replica.lag.time.max.ms, a broker "
+             "configuration, to reduce the possibility of message duplication due to unnecessary producer retries); "
+             "KIP-537; librdkafka CONFIGURATION.md: request.timeout.ms (the ack timeout of the producer request)",
+             clients=f"{_PRODUCERS}, request.timeout.ms set by the user (librdkafka 1.5.0 and older default to 5000)"),
+    _anomaly("socket-timeout-below-request-timeout", "medium", ("socket.timeout.ms", "request.timeout.ms", "acks"),
+             "An acks=all producer whose socket.timeout.ms is below request.timeout.ms: librdkafka gives a produce "
+             "request up after socket.timeout.ms, while the broker waits up to request.timeout.ms for the replicas, "
+             "so slow writes are resent while they may still succeed (duplicates without idempotence).",
+             "librdkafka CONFIGURATION.md: socket.timeout.ms (ProduceRequests use the lesser of socket.timeout.ms "
+             "and the remaining message.timeout.ms), request.timeout.ms (the ack timeout, enforced by the broker)",
+             clients="librdkafka producers, with either timeout set by the user"),
+    _anomaly("transactional-id-random", "medium", ("transactional.id",),
+             "A transactional.id holding a UUID is new at every start: the restarted producer fences no earlier "
+             "instance, a crashed instance's open transaction holds read_committed consumers back until "
+             "transaction.timeout.ms, and every id leaves state on the transaction coordinator until "
+             "transactional.id.expiration.ms.",
+             f"{_PRODUCER}: transactional.id (enables reliability semantics which span multiple producer sessions); "
+             "KIP-98 (the TransactionalId is provided by users and stable across restarts)",
+             clients=f"{_PRODUCERS}, but those Kafka Streams configures (client id ...-StreamThread-<n>-producer: "
+                     "under exactly-once v2 its id holds the process UUID on purpose, fencing through the group, "
+                     "KIP-447)"),
+    _anomaly("batch-size-above-request-size", "low", ("batch.size", "max.request.size"),
+             "batch.size set above the request size cap (Java max.request.size, librdkafka message.max.bytes): "
+             "no batch grows past the cap, so the setting does not do what it says, and raising the cap to match "
+             "gets batches refused by brokers (message.max.bytes, 1 MB by default).",
+             f"{_PRODUCER}: max.request.size (effectively a cap on the maximum uncompressed record batch size); "
+             "librdkafka CONFIGURATION.md: batch.size (the total MessageSet size is also limited by "
+             "message.max.bytes)",
+             clients=f"{_PRODUCERS}, batch.size set by the user"),
     _anomaly("max-block-unbounded", "medium", ("max.block.ms",),
              "max.block.ms of a day or more: send() waits that long for metadata or buffer space, so an "
              "unreachable cluster or a missing topic hangs the calling thread instead of failing it.",
@@ -253,6 +287,15 @@ CATALOG: Final[tuple[Rule, ...]] = (
              ("socket.connection.setup.timeout.max.ms", "socket.connection.setup.timeout.ms"),
              "socket.connection.setup.timeout.max.ms is below socket.connection.setup.timeout.ms.",
              f"{_COMMON}: socket.connection.setup.timeout.max.ms"),
+    _anomaly("key-of-other-role", "low", _ANY,
+             "A producer set a consumer's key, or a consumer a producer's (group.id on a producer, acks on a "
+             "consumer): the client ignores it, so the setting the application relies on does not exist, often a "
+             "configuration copied from the other role.",
+             "librdkafka src/rdkafka_conf.c (CONFWARN: \"is a consumer property and will be ignored by this producer "
+             "instance\") and CONFIGURATION.md's C/P column; Kafka documentation, Producer and Consumer Configs; "
+             "AbstractConfig.logUnused (Java: \"supplied but isn't a known config\")",
+             clients="apache-kafka-java and librdkafka producers and consumers, keys set by the user (kafka-python "
+                     "refuses another role's keyword; the Go clients have one configuration for every role)"),
     _anomaly("unknown-key-typo", "medium", _ANY,
              "An unknown key within edit distance 2 of a known key: a likely typo, which the Java client "
              "only logs as unused while the intended setting keeps its default.",

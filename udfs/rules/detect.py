@@ -20,6 +20,7 @@ from udfs.rules.batch import PushBatch
 from udfs.rules.effective import Effective, effective
 from udfs.rules.findings import concat_raw, empty_findings, to_table
 from udfs.rules.leaks import leak_findings
+from udfs.rules.role_keys import other_role_findings
 from udfs.rules.typos import typo_findings
 from udfs.sensitivity import custom_mask
 
@@ -35,7 +36,7 @@ def detect_batch(batch: PushBatch, key: SecretStr, now_ms: int, eff: Effective |
     typos = typo_findings(batch.entry_row, batch.keys.to_numpy(zero_copy_only=False), batch.safe_keys, custom,
                           batch.entry_profile_ids())
     anomalies = evaluate(effective(batch) if eff is None else eff)
-    raw = concat_raw([leaks, typos, anomalies])
+    raw = concat_raw([leaks, typos, other_role_findings(batch), anomalies])
     return to_table(raw, batch.context, key, now_ms)
 
 

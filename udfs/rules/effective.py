@@ -24,11 +24,11 @@ import pyarrow.compute as pc
 
 from udfs.rules.batch import PushBatch
 from udfs.rules.durations import go_durations_ms
-from udfs.rules.identity import CONNECT_PRODUCER
+from udfs.rules.identity import CONNECT_PRODUCER, STREAMS_PRODUCER
 from udfs.rules.keysets import GO_DURATIONS, STREAMS
 
 __all__ = ["ACKS_DECORATION", "ACKS_WORDS", "BOOL_KEYS", "BOOL_WORDS", "MS_COLUMNS", "NO_PROFILE", "NUMBER",
-           "NUMERIC_KEYS", "RULE_KEYS", "STRING_KEYS", "YIELDING_IDEMPOTENCE", "Effective", "effective"]
+           "NUMERIC_KEYS", "RULE_KEYS", "STRING_KEYS", "YIELDING_IDEMPOTENCE", "Effective", "effective", "flag"]
 
 NUMERIC_KEYS: Final = (
     "acks", "max.in.flight.requests.per.connection", "retries", "delivery.timeout.ms", "linger.ms",
@@ -36,6 +36,7 @@ NUMERIC_KEYS: Final = (
     "retry.backoff.ms", "retry.backoff.max.ms", "socket.connection.setup.timeout.ms",
     "socket.connection.setup.timeout.max.ms", "heartbeat.interval.ms", "session.timeout.ms", "fetch.max.wait.ms",
     "max.poll.records", "fetch.max.bytes", "max.partition.fetch.bytes", "replication.factor", "max.block.ms",
+    "max.request.size", "socket.timeout.ms",
 )
 BOOL_KEYS: Final = ("enable.idempotence",)
 STRING_KEYS: Final = ("transactional.id", "group.protocol", "partition.assignment.strategy", "group.id",
@@ -56,6 +57,28 @@ class Effective:
     judge: pd.Series         # "java", "librdkafka" or "none" per push
     yields: pd.Series        # bool: default idempotence gives way to conflicting settings at this release
     connect: pd.Series       # bool: a producer Kafka Connect configures itself (its client id says so)
+    streams: pd.Series       # bool: a producer Kafka Streams configures itself (its client id says so)
+
+    def value(self, key: str) -> pd.Series:
+        return self.values[key]
+
+    @property
+    def producers(self) -> pd.Series:
+        """Pushes a producer's rules apply to (an unknown role counts for both)."""
+        return ~self.role.isin(["consumer", "admin"])
+
+    @property
+    def consumers(self) -> pd.Series:
+        return ~self.role.isin(["producer", "admin"])
+
+    def set_by_user(self, key: str, bad: pd.Series) -> pd.Series:
+        """``bad`` where the user set ``key``: a release's own default is that release's behaviour, not a choice."""
+        return flag(bad) & self.explicit[key]
+
+
+def flag(mask: pd.Series) -> pd.Series:
+    """A comparison's result as a plain mask: an unknown value (NaN, None) is not a finding."""
+    return mask.fillna(False).astype(bool)
 
 
 _COLUMN: Final = {k: i for i, k in enumerate(RULE_KEYS)}
@@ -169,8 +192,12 @@ def effective(batch: PushBatch) -> Effective:
     judge = profile_ids.map({pid: prof.judge for pid, prof in batch.profiles.items()}).fillna(NO_PROFILE)
     yields = profile_ids.isin([pid for pid, prof in batch.profiles.items() if YIELDING_IDEMPOTENCE in prof.behaviours])
     client_ids = pa.array(batch.context["client_id"], pa.string(), from_pandas=True)
-    connect = pd.Series(pc.fill_null(pc.match_substring_regex(client_ids, CONNECT_PRODUCER), False)
-                        .to_numpy(zero_copy_only=False), index=index)
+
+    def client_id_matches(pattern: str) -> pd.Series:
+        return pd.Series(pc.fill_null(pc.match_substring_regex(client_ids, pattern), False)
+                         .to_numpy(zero_copy_only=False), index=index)
+
     return Effective(values=typed, sent=pd.DataFrame(sent, columns=list(RULE_KEYS), index=index),
                      explicit=pd.DataFrame(explicit, columns=list(RULE_KEYS), index=index), role=role, judge=judge,
-                     yields=yields, connect=connect)
+                     yields=yields, connect=client_id_matches(CONNECT_PRODUCER),
+                     streams=client_id_matches(STREAMS_PRODUCER))

@@ -45,7 +45,7 @@ TYPES: Final = {"integer": "INT", "string": "STRING", "enum value": "STRING", "b
                 "CSV flags": "LIST", "pattern list": "LIST", "see dedicated API": "UNKNOWN"}
 ROLES: Final = {"*": ("producer", "consumer", "admin"), "P": ("producer",), "C": ("consumer",)}
 # A librdkafka key that carries the value of a Java key of another name (read by the anomaly rules).
-JAVA_EQUIVALENTS: Final = {"fetch.max.wait.ms": "fetch.wait.max.ms"}
+JAVA_EQUIVALENTS: Final = {"fetch.max.wait.ms": "fetch.wait.max.ms", "max.request.size": "message.max.bytes"}
 _ROW: Final = re.compile(r"^([a-z][\w.]*)\s*\|\s*([*CP])\s*\|(.*?)\|\s*(.*?)\s*\|\s*(low|medium|high)\s*\|(.*)$")
 _TYPE: Final = re.compile(r"\*Type: ([^*]+)\*\s*$")
 _PIPE: Final = "\x00"

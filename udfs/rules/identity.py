@@ -38,7 +38,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 __all__ = ["COMPOUND_ID", "CONNECT_PRODUCER", "DN_ATTRIBUTE", "DN_REPLACEMENT", "SEGMENT_JOIN",
-           "SEGMENT_SEPARATORS", "STRUCTURED_SEGMENT", "UUID", "split_identity", "strip_structure"]
+           "SEGMENT_SEPARATORS", "STREAMS_PRODUCER", "STRUCTURED_SEGMENT", "UUID", "split_identity",
+           "strip_structure"]
 
 _HEX_LOWER, _HEX_UPPER = "[0-9a-f]", "[0-9A-F]"
 _POD = "[bcdfghjklmnpqrstvwxz2-9]"  # the alphabet Kubernetes draws generated name parts from
@@ -49,6 +50,9 @@ SEGMENT_SEPARATORS: Final = "[-_]"
 # worker's own, which write its internal topics (<client id base>offsets, statuses, configs and the exactly-once
 # leader's configs-leader; ConnectUtils.clientIdBase ends in "-").
 CONNECT_PRODUCER: Final = "^connector-(?:dlq-)?producer-|-(?:offsets|statuses|configs(?:-leader)?)$"
+# The client ids of the producers Kafka Streams creates (a thread's, or a task's under exactly-once alpha); under
+# exactly-once v2 their transactional.id holds the process UUID on purpose.
+STREAMS_PRODUCER: Final = r"-StreamThread-\d+(?:-\d+_\d+)?-producer$"
 SEGMENT_JOIN: Final = "-"  # what a UUID leaves behind, and what joins the segments kept
 # Segments Kafka clients, Streams, Connect and Spark write into the ids they generate.
 _CONVENTION_WORDS = ("StreamThread", "GlobalStreamThread", "StateUpdater", "consumer", "producer", "restore",

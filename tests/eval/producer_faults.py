@@ -1,0 +1,112 @@
+"""More planted misconfigurations and traps: request timeouts, transactional ids, batch caps, other-role keys.
+
+Same contract as ``tests.eval.misconfig`` and ``tests.eval.traps``: each returns False
+when it does not apply to the client, and records what must (``expected``) or may
+(``allowed``) be found.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from tests.eval.faults import OUTLIER, Draft, Fault
+
+__all__ = ["FAULTS", "TRAPS"]
+
+
+def _acks_all(dr: Draft) -> None:
+    dr.push.set("acks", "all")
+
+
+def _request_timeout_short(dr: Draft) -> bool:
+    if not dr.producer or dr.family not in ("java", "librdkafka") or dr.push.get("transactional.id"):
+        return False
+    _acks_all(dr)
+    dr.push.set("request.timeout.ms", dr.rng.choice(("1000", "2000", "5000")), "INT")
+    dr.expected.add("request-timeout-below-replica-lag")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+def _socket_timeout_short(dr: Draft) -> bool:
+    if not dr.producer or dr.family != "librdkafka" or dr.push.get("transactional.id"):
+        return False
+    _acks_all(dr)
+    dr.push.set("socket.timeout.ms", dr.rng.choice(("5000", "10000", "20000")), "INT")
+    dr.expected.add("socket-timeout-below-request-timeout")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+def _transactional_id_random(dr: Draft) -> bool:
+    if not dr.producer or dr.family not in ("java", "librdkafka") or dr.push.get("transactional.id"):
+        return False
+    tx = str(uuid.UUID(int=dr.rng.getrandbits(128), version=4))
+    dr.push.set("transactional.id", dr.rng.choice((tx, f"{dr.app.name}-{tx}", tx.replace("-", ""))), "STRING")
+    dr.push.set("enable.idempotence", "true")
+    dr.expected.add("transactional-id-random")
+    return True
+
+
+def _batch_above_cap(dr: Draft) -> bool:
+    if not dr.producer or dr.family not in ("java", "librdkafka"):
+        return False
+    dr.push.set("batch.size", dr.rng.choice(("2097152", "4194304")) if dr.family == "java" else
+                dr.rng.choice(("2000000", "100000000")), "INT")
+    dr.expected.add("batch-size-above-request-size")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+def _other_role_key(dr: Draft) -> bool:
+    """A consumer's key on a producer, or a producer's on a consumer (the client ignores it)."""
+    if dr.family not in ("java", "librdkafka") or not (dr.producer or dr.consumer):
+        return False
+    if dr.producer:
+        dr.push.set(*dr.rng.choice((("auto.offset.reset", "earliest"), ("enable.auto.commit", "false"))), "STRING")
+    else:
+        dr.push.set("acks", "all")
+    dr.expected.add("key-of-other-role")
+    return True
+
+
+def _request_timeout_long_enough(dr: Draft) -> bool:
+    """Fifteen seconds: below the default, above what a follower may lag before 2.5."""
+    if not dr.producer or dr.family not in ("java", "librdkafka"):
+        return False
+    dr.push.set("request.timeout.ms", "15000", "INT")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+def _stable_transactional_id(dr: Draft) -> bool:
+    """A transactional id from the application's name and an ordinal: the same one after every restart."""
+    if not dr.producer or dr.family not in ("java", "librdkafka") or dr.push.get("transactional.id"):
+        return False
+    dr.push.set("transactional.id", f"{dr.app.name}-{dr.rng.randint(0, 11)}", "STRING")
+    dr.push.set("enable.idempotence", "true")
+    return True
+
+
+def _batch_at_cap(dr: Draft) -> bool:
+    """batch.size raised with the request cap beside it."""
+    if not dr.producer or dr.family != "java":
+        return False
+    dr.push.set("batch.size", "1048576", "INT").set("max.request.size", "4194304", "INT")
+    dr.allowed.add(OUTLIER)
+    return True
+
+
+FAULTS: tuple[Fault, ...] = (
+    ("anomaly/request-timeout-below-replica-lag", 1, _request_timeout_short),
+    ("anomaly/socket-timeout-below-request-timeout", 1, _socket_timeout_short),
+    ("anomaly/transactional-id-random", 1, _transactional_id_random),
+    ("anomaly/batch-size-above-request-size", 1, _batch_above_cap),
+    ("anomaly/key-of-other-role", 2, _other_role_key),
+)
+
+TRAPS: tuple[Fault, ...] = (
+    ("trap/request-timeout-15s", 1, _request_timeout_long_enough),
+    ("trap/stable-transactional-id", 1, _stable_transactional_id),
+    ("trap/batch-size-below-raised-cap", 1, _batch_at_cap),
+)
