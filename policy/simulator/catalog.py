@@ -160,20 +160,12 @@ _STREAMS = (
     _k("rocksdb.config.setter", "CLASS", "", "com.example.streams.BoundedMemoryRocksDBConfig"),
 )
 
+# librdkafka: one configuration object for every role; a client sets the properties of its own role (librdkafka
+# ignores, with a warning, what belongs to the other: CONFIGURATION.md's C/P column).
 _LIBRDKAFKA = (
     _k("client.id", "STRING", "rdkafka", "payments-gw", "clickstream-ingest"),
     _k("bootstrap.servers", "STRING", "kafka-0:9092,kafka-1:9092"),
-    _k("acks", "INT", "-1", "1"),
-    _k("linger.ms", "DOUBLE", "5", "0", "50", "100"),
-    _k("batch.num.messages", "INT", "10000", "1000"),
-    _k("batch.size", "INT", "1000000"),
-    _k("compression.codec", "STRING", "none", "lz4", "zstd"),
-    _k("enable.idempotence", "BOOLEAN", "false", "true"),
     _k("message.max.bytes", "INT", "1000000"),
-    _k("queue.buffering.max.messages", "INT", "100000", "1000000"),
-    _k("queue.buffering.max.kbytes", "INT", "1048576"),
-    _k("message.timeout.ms", "INT", "300000", "30000"),
-    _k("message.send.max.retries", "INT", "2147483647"),
     _k("retry.backoff.ms", "INT", "100"),
     _k("retry.backoff.max.ms", "INT", "1000"),
     _k("reconnect.backoff.ms", "INT", "100"),
@@ -185,8 +177,29 @@ _LIBRDKAFKA = (
     _k("metadata.max.age.ms", "INT", "900000"),
     _k("api.version.request", "BOOLEAN", "true"),
     _k("broker.address.family", "STRING", "any", "v4"),
+    _k("security.protocol", "STRING", "plaintext", "sasl_ssl"),
+    _k("sasl.mechanisms", "STRING", "GSSAPI", "PLAIN"),
+    _k("ssl.ca.location", "STRING", "", "/etc/ssl/certs/ca.pem"),
+    _k("log_level", "INT", "6"),
+    _k("debug", "STRING", "", "broker,topic"),
+)
+
+_LIBRDKAFKA_PRODUCER = (
+    _k("acks", "INT", "-1", "1"),
+    _k("linger.ms", "DOUBLE", "5", "0", "50", "100"),
+    _k("batch.num.messages", "INT", "10000", "1000"),
+    _k("batch.size", "INT", "1000000"),
+    _k("compression.codec", "STRING", "none", "lz4", "zstd"),
+    _k("enable.idempotence", "BOOLEAN", "false", "true"),
+    _k("queue.buffering.max.messages", "INT", "100000", "1000000"),
+    _k("queue.buffering.max.kbytes", "INT", "1048576"),
+    _k("message.timeout.ms", "INT", "300000", "30000"),
+    _k("message.send.max.retries", "INT", "2147483647"),
     _k("sticky.partitioning.linger.ms", "INT", "10"),
     _k("partitioner", "STRING", "consistent_random", "murmur2_random"),
+)
+
+_LIBRDKAFKA_CONSUMER = (
     _k("enable.auto.commit", "BOOLEAN", "true", "false"),
     _k("auto.commit.interval.ms", "INT", "5000"),
     _k("session.timeout.ms", "INT", "45000", "10000"),
@@ -200,11 +213,6 @@ _LIBRDKAFKA = (
     _k("group.id", "STRING", "", "rdkafka-consumers"),
     _k("enable.partition.eof", "BOOLEAN", "false"),
     _k("isolation.level", "STRING", "read_committed"),
-    _k("security.protocol", "STRING", "plaintext", "sasl_ssl"),
-    _k("sasl.mechanisms", "STRING", "GSSAPI", "PLAIN"),
-    _k("ssl.ca.location", "STRING", "", "/etc/ssl/certs/ca.pem"),
-    _k("log_level", "INT", "6"),
-    _k("debug", "STRING", "", "broker,topic"),
 )
 
 _KAFKA_PYTHON = (
@@ -318,7 +326,7 @@ FAMILIES: tuple[Family, ...] = (
     }, 5.0, "java"),
     Family("librdkafka", "librdkafka", (
         Release("2.3.0", 3, False, 0.5), Release("2.6.1", 3, False, 1.0), Release("2.12.0", 5, True, 3.0),
-    ), {"producer": _LIBRDKAFKA, "consumer": _LIBRDKAFKA}, 2.0, "java"),
+    ), {"producer": _LIBRDKAFKA + _LIBRDKAFKA_PRODUCER, "consumer": _LIBRDKAFKA + _LIBRDKAFKA_CONSUMER}, 2.0, "java"),
     Family("kafka-python", "kafka-python", (
         Release("2.0.2", 2, False, 0.5), Release("2.2.15", 4, False, 1.0), Release("3.1.0", 5, True, 2.0),
     ), {"producer": _KAFKA_PYTHON}, 1.0, "python"),

@@ -147,6 +147,9 @@ def _misconfigure(rng: random.Random, family: Family, kind: str, configs: list[C
         _set(configs, "Producer.RequiredAcks", "0", "SHORT")
         _set(configs, "Producer.Idempotent", "true", "BOOLEAN")
         return "acks0_idempotent"
+    if kind == "admin":
+        _rename(configs, "default.api.timeout.ms", "default.api.timeout", "120000", "STRING")
+        return "typo_api_timeout"
     if kind in ("consumer", "streams"):
         choice = rng.choice(["heartbeat_ge_session", "typo_session_timeout", "typo_auto_commit"])
         if choice == "heartbeat_ge_session":

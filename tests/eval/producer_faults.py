@@ -14,28 +14,24 @@ from tests.eval.faults import OUTLIER, Draft, Fault
 __all__ = ["FAULTS", "TRAPS"]
 
 
-def _acks_all(dr: Draft) -> None:
-    dr.push.set("acks", "all")
+def _short_timeout(dr: Draft, families: tuple[str, ...], key: str, values: tuple[str, ...], rule: str) -> bool:
+    """An acks=all producer with ``key`` set short (the transactional ones are left to their own faults)."""
+    if not dr.producer or dr.family not in families or dr.push.get("transactional.id"):
+        return False
+    dr.push.set("acks", "all").set(key, dr.rng.choice(values), "INT")
+    dr.expected.add(rule)
+    dr.allowed.add(OUTLIER)
+    return True
 
 
 def _request_timeout_short(dr: Draft) -> bool:
-    if not dr.producer or dr.family not in ("java", "librdkafka") or dr.push.get("transactional.id"):
-        return False
-    _acks_all(dr)
-    dr.push.set("request.timeout.ms", dr.rng.choice(("1000", "2000", "5000")), "INT")
-    dr.expected.add("request-timeout-below-replica-lag")
-    dr.allowed.add(OUTLIER)
-    return True
+    return _short_timeout(dr, ("java", "librdkafka"), "request.timeout.ms", ("1000", "2000", "5000"),
+                          "request-timeout-below-replica-lag")
 
 
 def _socket_timeout_short(dr: Draft) -> bool:
-    if not dr.producer or dr.family != "librdkafka" or dr.push.get("transactional.id"):
-        return False
-    _acks_all(dr)
-    dr.push.set("socket.timeout.ms", dr.rng.choice(("5000", "10000", "20000")), "INT")
-    dr.expected.add("socket-timeout-below-request-timeout")
-    dr.allowed.add(OUTLIER)
-    return True
+    return _short_timeout(dr, ("librdkafka",), "socket.timeout.ms", ("5000", "10000", "20000"),
+                          "socket-timeout-below-request-timeout")
 
 
 def _transactional_id_random(dr: Draft) -> bool:
@@ -99,9 +95,9 @@ def _batch_at_cap(dr: Draft) -> bool:
 
 FAULTS: tuple[Fault, ...] = (
     ("anomaly/request-timeout-below-replica-lag", 1, _request_timeout_short),
-    ("anomaly/socket-timeout-below-request-timeout", 1, _socket_timeout_short),
+    ("anomaly/socket-timeout-below-request-timeout", 2, _socket_timeout_short),
     ("anomaly/transactional-id-random", 1, _transactional_id_random),
-    ("anomaly/batch-size-above-request-size", 1, _batch_above_cap),
+    ("anomaly/batch-size-above-request-size", 2, _batch_above_cap),
     ("anomaly/key-of-other-role", 2, _other_role_key),
 )
 

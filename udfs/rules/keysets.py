@@ -116,6 +116,22 @@ class Profile:
             mask = pc.or_(mask, under)
         return pc.fill_null(mask, False)
 
+    @functools.cached_property
+    def _alias_arrays(self) -> tuple[pa.Array, pa.Array]:
+        return pa.array(list(self.aliases), pa.string()), pa.array(list(self.aliases.values()), pa.string())
+
+    def other_role_mask(self, keys: pa.Array) -> np.ndarray:
+        """Vectorized: True where a key (aliases read as the property they name) is one of the key set's other
+        roles' and not this role's own (``group.id`` on a producer)."""
+        canonical = keys
+        if self.aliases:
+            names, targets = self._alias_arrays
+            index = pc.index_in(keys, value_set=names)
+            canonical = pc.if_else(pc.is_valid(index), pc.take(targets, index), keys)
+        other = pc.and_(pc.is_in(canonical, value_set=self.family_keys),
+                        pc.invert(pc.is_in(canonical, value_set=self._known_array)))
+        return pc.fill_null(other, False).to_numpy(zero_copy_only=False)
+
     def canonical(self, key: str) -> str:
         """The property an alias stands for (librdkafka's ``linger.ms`` is ``queue.buffering.max.ms``)."""
         return self.aliases.get(key, key)

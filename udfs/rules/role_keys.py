@@ -15,11 +15,9 @@ from typing import Final
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from udfs.rules.batch import PushBatch
 from udfs.rules.findings import raw_frame
-from udfs.rules.keysets import Profile
 
 __all__ = ["JUDGED", "MESSAGE", "RULE", "other_role_findings"]
 
@@ -27,18 +25,6 @@ RULE: Final = "key-of-other-role"
 JUDGED: Final = {"producer": "consumer", "consumer": "producer"}  # a role and the role whose keys it ignores
 FAMILIES: Final = ("java", "librdkafka")  # kafka-python refuses such a keyword; Go has one config for every role
 MESSAGE: Final = "{key} is a {other} setting: this {role} ignores it."
-
-
-def _other_role(prof: Profile, keys: pa.Array) -> np.ndarray:
-    """Per key: known to the key set, unknown to the profile's role (aliases read as the property they name)."""
-    canonical = keys
-    if prof.aliases:
-        index = pc.index_in(keys, value_set=pa.array(list(prof.aliases), pa.string()))
-        named = pc.take(pa.array(list(prof.aliases.values()), pa.string()), index)
-        canonical = pc.if_else(pc.is_valid(index), named, keys)
-    family = pc.is_in(canonical, value_set=prof.family_keys)
-    own = pc.is_in(canonical, value_set=pa.array(sorted(prof.known_names), pa.string()))
-    return pc.fill_null(pc.and_(family, pc.invert(own)), False).to_numpy(zero_copy_only=False)
 
 
 def other_role_findings(batch: PushBatch) -> pd.DataFrame:
@@ -51,7 +37,7 @@ def other_role_findings(batch: PushBatch) -> pd.DataFrame:
         mine = mine[~batch.is_default[mine]]
         if not len(mine):
             continue
-        hits = mine[_other_role(prof, batch.keys.take(pa.array(mine)))]
+        hits = mine[prof.other_role_mask(batch.keys.take(pa.array(mine)))]
         for i in hits.tolist():
             key = str(batch.safe_keys[i])
             out.append({"row": int(batch.entry_row[i]), "rule": RULE, "keys": (key,),

@@ -49,6 +49,7 @@ class RdkafkaConfig:
     config: tuple[tuple[str, Any], ...]  # (key, value as written), nested topic configs flattened
     labels: tuple[Label, ...]
     batch: str = ""
+    binding_class: str = ""  # confluent-kafka-python's class, where the file names it (plain Producer: no serdes)
 
     @property
     def exact_release(self) -> bool:
@@ -73,7 +74,8 @@ def load(directory: Path = CONFIGS) -> list[RdkafkaConfig]:
         raw = json.loads(path.read_text(encoding="utf-8"))
         labels = tuple(Label(tuple(lb["keys"]), lb["problem"]) for lb in raw["labels"])
         out.append(RdkafkaConfig(raw["id"], raw["source"], raw["client"], raw["software_name"],
-                                 raw["software_version"], _flat(raw["config"]), labels, raw.get("batch", "")))
+                                 raw["software_version"], _flat(raw["config"]), labels, raw.get("batch", ""),
+                                 raw.get("binding_class", "")))
     return out
 
 
@@ -85,13 +87,15 @@ def software_version(config: RdkafkaConfig) -> str:
 
 
 # confluent-kafka-python's SerializingProducer and DeserializingConsumer take these out of the configuration
-# before librdkafka sees it.
+# before librdkafka sees it; its plain classes hand them to librdkafka, which refuses them.
 PYTHON_SERDES: Final = frozenset({"key.serializer", "value.serializer", "key.deserializer", "value.deserializer"})
+PLAIN_CLASSES: Final = frozenset({"Producer", "Consumer", "AdminClient"})
 
 
 def _binding_only(config: RdkafkaConfig, key: str, value: Any) -> bool:
-    return (value == CALLABLE or key.startswith("go.")
-            or (config.software_name == "confluent-kafka-python" and key in PYTHON_SERDES))
+    if config.software_name == "confluent-kafka-python" and key in PYTHON_SERDES:
+        return config.binding_class not in PLAIN_CLASSES
+    return value == CALLABLE or key.startswith("go.")
 
 
 def _printed(value: Any) -> str:
