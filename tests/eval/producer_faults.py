@@ -47,8 +47,9 @@ def _transactional_id_random(dr: Draft) -> bool:
 def _batch_above_cap(dr: Draft) -> bool:
     if not dr.producer or dr.family not in ("java", "librdkafka"):
         return False
-    dr.push.set("batch.size", dr.rng.choice(("2097152", "4194304")) if dr.family == "java" else
-                dr.rng.choice(("2000000", "100000000")), "INT")
+    cap_key, default = ("max.request.size", 1048576) if dr.family == "java" else ("message.max.bytes", 1000000)
+    cap = int(dr.push.get(cap_key) or default)  # a tuning may have raised the cap already
+    dr.push.set("batch.size", str(cap * dr.rng.choice((2, 4, 100))), "INT")
     dr.expected.add("batch-size-above-request-size")
     dr.allowed.add(OUTLIER)
     return True
