@@ -49,8 +49,11 @@ def _batch_above_cap(dr: Draft) -> bool:
         return False
     cap_key, default = ("max.request.size", 1048576) if dr.family == "java" else ("message.max.bytes", 1000000)
     cap = int(dr.push.get(cap_key) or default)  # a tuning may have raised the cap already
-    dr.push.set("batch.size", str(cap * dr.rng.choice((2, 4, 100))), "INT")
+    batch = cap * dr.rng.choice((2, 4, 100))
+    dr.push.set("batch.size", str(batch), "INT")
     dr.expected.add("batch-size-above-request-size")
+    if dr.family == "java" and batch > int(dr.push.get("buffer.memory") or 33554432):
+        dr.expected.add("buffer-below-batch")  # and one batch no longer fits the producer's buffer
     dr.allowed.add(OUTLIER)
     return True
 
