@@ -21,8 +21,6 @@ from cli.gateway_cmd import ensure_input_topic
 from configwatch.errors import UsageError
 from configwatch.localkafka import bootstrap_servers
 from configwatch.settings import ENV_PREFIX, Settings
-from policy.gateway.config import GatewayConfig
-from policy.simulator import FleetSpec, run_gateway_and_simulator
 
 __all__ = ["add_arguments", "run"]
 
@@ -38,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
-    from streaming.job import JobOptions, run_job  # Spark and friends load only for this command
+    from policy.gateway.config import GatewayConfig  # the edge, Spark and friends load only for this command
+    from policy.simulator import FleetSpec, run_gateway_and_simulator
+    from streaming.job import JobOptions, run_job
 
     # The demo's job runs on a fresh temporary checkpoint and keeps no lease (its first run is available-now,
     # which a lease would never let finish): what the environment says otherwise is for configwatch run.

@@ -24,13 +24,15 @@ termination). See docs/ingest.md, "Proxy mode".
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from configwatch.contract import CONFIG_PUSH
 from configwatch.errors import SetupError
 from configwatch.localkafka import bootstrap_servers
 from configwatch.settings import Settings
-from policy.gateway import GatewayHandle, serve_gateway
-from policy.gateway.config import GatewayConfig
+
+if TYPE_CHECKING:
+    from policy.gateway import GatewayHandle
 
 __all__ = ["add_arguments", "ensure_input_topic", "run"]
 
@@ -48,6 +50,9 @@ def ensure_input_topic(settings: Settings, bootstrap: str) -> None:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
+    from policy.gateway import serve_gateway  # the gateway's imports, only when it runs
+    from policy.gateway.config import GatewayConfig
+
     GatewayConfig.from_settings(settings)  # a usage error before anything starts
     with bootstrap_servers(settings) as bootstrap:
         ensure_input_topic(settings, bootstrap)

@@ -21,18 +21,18 @@ from __future__ import annotations
 import argparse
 import json
 import time
-
-from kafka import KafkaConsumer, TopicPartition
-from kafka.errors import KafkaError
+from typing import TYPE_CHECKING
 
 from configwatch.errors import ConfigwatchError, UsageError
 from configwatch.localkafka import running_bootstrap
 from configwatch.records import Finding, VersionUsage
 from configwatch.settings import Settings
-from udfs.rules.posture_report import PostureRow, weak_posture
 from udfs.upgrade.readiness import ClientReadiness, UpgradeReadiness, check_readiness
 from udfs.upgrade.releases import UnknownReleaseError, broker_release, broker_releases
 from udfs.upgrade.usage import usage_from_records
+
+if TYPE_CHECKING:
+    from udfs.rules.posture_report import PostureRow
 
 __all__ = ["add_arguments", "read_topic", "read_usage", "render_security", "render_table", "run"]
 
@@ -64,6 +64,9 @@ def read_topic(bootstrap_servers: str, topic: str, hint: str, timeout_s: float =
                ) -> list[tuple[bytes | None, bytes | None]]:
     """Every record (key, value) of ``topic``, read from its start to its end now; ``hint`` says why it may be
     missing."""
+    from kafka import KafkaConsumer, TopicPartition  # the client loads only when a report reads
+    from kafka.errors import KafkaError
+
     try:
         consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, enable_auto_commit=False,
                                  client_id="configwatch-report", bootstrap_timeout_ms=int(timeout_s * 1000))
@@ -103,6 +106,8 @@ def render_security(rows: list[PostureRow]) -> str:
 
 
 def _security(settings: Settings, args: argparse.Namespace) -> int:
+    from udfs.rules.posture_report import weak_posture  # the rule catalog loads only for this report
+
     records = read_topic(running_bootstrap(settings), settings.alerts_topic, "has the streaming job run?")
     rows = weak_posture(Finding.from_json(value) for _key, value in records if value is not None)
     print(json.dumps([r.to_dict() for r in rows], indent=2) if args.json else render_security(rows))

@@ -18,16 +18,16 @@ import asyncio
 import logging
 import math
 import sys
+from typing import TYPE_CHECKING
 
 from cli.gateway_cmd import ensure_input_topic
 from configwatch.errors import UsageError
 from configwatch.localkafka import bootstrap_servers
 from configwatch.reachability import check_listening
 from configwatch.settings import Settings
-from policy.gateway.config import GatewayConfig
-from policy.loader import load_policy_class, policy_configs
-from policy.simulator import FleetSpec, RunOptions, generate_fleet, run_direct, run_gateway_and_simulator, run_over_tcp
-from policy.simulator.progress import Progress
+
+if TYPE_CHECKING:
+    from policy.simulator import FleetSpec
 
 __all__ = ["add_arguments", "run"]
 
@@ -61,6 +61,10 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     if args.clients < 1 or args.concurrency < 1 or args.hold_ms < 0 or not 0 <= args.rate < math.inf:
         raise UsageError("--clients and --concurrency must be at least 1, --hold-ms and --rate not negative "
                          "(--rate: a finite number)")
+    from policy.gateway.config import GatewayConfig  # the edge's imports, only when it runs
+    from policy.simulator import FleetSpec, RunOptions, generate_fleet, run_gateway_and_simulator, run_over_tcp
+    from policy.simulator.progress import Progress
+
     GatewayConfig.from_settings(settings)  # the gateway's knobs: a usage error before anything starts
     if settings.log_level != "DEBUG":
         # Compliant simulated clients warn about every sensitive key they withhold, as the KIP asks;
@@ -91,6 +95,10 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _direct(settings: Settings, bootstrap: str, spec: FleetSpec, stream: object) -> int:
+    from policy.loader import load_policy_class, policy_configs
+    from policy.simulator import generate_fleet, run_direct
+    from policy.simulator.progress import Progress
+
     cls = load_policy_class(settings.client_config_policy_class_name)
     if cls is None:
         raise UsageError("--direct needs a client config policy (client_config_policy_class_name is 'none')")

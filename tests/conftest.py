@@ -1,5 +1,9 @@
 """Shared fixtures: one real Kafka broker and one Spark session per test run,
 unique topic names, and polling with a deadline (never sleeps as synchronisation).
+
+``make test`` runs two pytest-xdist workers (``--dist loadgroup``): every test that uses the
+broker or the Spark session is put in one group, so one worker runs them all against one broker
+and one session, while the other worker runs the tests that need neither.
 """
 
 from __future__ import annotations
@@ -29,6 +33,17 @@ def _say(config: pytest.Config, line: str) -> None:
         return
     with capture.global_and_fixture_disabled():
         print(f"\n{line}", flush=True)
+
+
+SHARED_FIXTURES = frozenset({"kafka_broker", "kafka_bootstrap", "spark"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the group marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests of the run's one broker and one Spark session run in one xdist worker (``--dist loadgroup``)."""
+    for item in items:
+        if SHARED_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("shared"))
 
 
 @pytest.fixture(scope="session")

@@ -204,21 +204,30 @@ def sensitive_entries(batch: PushBatch) -> pa.Array:
     return sensitive_first(batch.keys, batch.types, batch.values, custom_mask(batch))
 
 
-@functools.lru_cache(maxsize=16_384)
-def _identity_holds_secret(value: str) -> bool:
-    """The secret scan of one identity value; cached, since a fleet repeats its names, ids and addresses
-    on every connection (the gateway calls this twice per connection)."""
-    return bool(scan_identity(pa.array([value], pa.string()))[0].as_py())
+_SCANNED: dict[str, bool] = {}  # identity value -> holds a secret; a fleet repeats its names, ids and addresses
+_SCANNED_MAX: Final = 16_384
+
+
+def _holding_secrets(values: Sequence[str]) -> set[str]:
+    """Which of ``values`` hold a secret by the identity scan: one scan for the values not seen lately."""
+    known = {v: _SCANNED.get(v) for v in values}
+    fresh = [v for v, hit in known.items() if hit is None]
+    if fresh:
+        found = scan_identity(pa.array(fresh, pa.string())).to_pylist()
+        known.update(zip(fresh, (kind is not None for kind in found), strict=True))
+        if len(_SCANNED) + len(fresh) > _SCANNED_MAX:
+            _SCANNED.clear()
+        _SCANNED.update((v, bool(known[v])) for v in fresh)
+    return {v for v, hit in known.items() if hit}
 
 
 def mask_identity(event: Event, key: SecretStr) -> Event:
     """``event`` with every identity field that holds a secret replaced by its marker."""
-    values = [getattr(event, name) for name in IDENTITY_FIELDS]
-    found = [bool(v) and _identity_holds_secret(v) for v in values]
-    if not any(found):
+    values = {name: v for name in IDENTITY_FIELDS if isinstance(v := getattr(event, name), str) and v}
+    secret = _holding_secrets(list(values.values()))
+    if not secret:
         return event
-    masked: dict[str, Any] = {name: redacted_marker(value, key)
-                              for name, value, hit in zip(IDENTITY_FIELDS, values, found, strict=True) if hit}
+    masked: dict[str, Any] = {name: redacted_marker(v, key) for name, v in values.items() if v in secret}
     return dataclasses.replace(event, **masked)
 
 

@@ -119,13 +119,8 @@ def _edge_labels(rules: frozenset[str], redacted: frozenset[str] = frozenset()) 
     return (rules - ENTRY_LEAK_RULES - blind) | ({REDACTED_RULE} if moved else frozenset())
 
 
-def _redacted_keys(client: Client) -> frozenset[str]:
-    """The keys of ``client``'s push whose values the edge takes out."""
-    event = redact(client.context, ClientConfigData(client.configs, START_MS, None), KEY).event
-    return frozenset(e.key for e in event.configs or () if e.redacted)
-
-
-def _row(client: Client, mode: str, ts: int) -> dict[str, Any]:
+def _row(client: Client, mode: str, ts: int) -> tuple[dict[str, Any], frozenset[str]]:
+    """The push as the job reads it, and the keys whose values the edge took out (none in ``raw``)."""
     ctx = client.context
     data = ClientConfigData(client.configs, ts, None)
     if mode == "edge":
@@ -136,7 +131,7 @@ def _row(client: Client, mode: str, ts: int) -> dict[str, Any]:
     row: dict[str, Any] = {name: getattr(event, name) for name in CONTEXT_COLUMNS}
     row["timestamp_ms"] = ts
     row["configs"] = [e.to_dict() | {"redacted": e.redacted} for e in event.configs or ()]
-    return row
+    return row, frozenset(e.key for e in event.configs or () if e.redacted)
 
 
 def _table(rows: list[dict[str, Any]]) -> pa.Table:
@@ -147,16 +142,21 @@ def _table(rows: list[dict[str, Any]]) -> pa.Table:
     return pa.table(columns)
 
 
-def _findings(fleet: Fleet, mode: str) -> list[dict[str, Any]]:
+def _findings(fleet: Fleet, mode: str) -> tuple[list[dict[str, Any]], dict[str, frozenset[str]]]:
+    """The findings over the fleet, and per instance the keys the edge redacted."""
     order = list(range(len(fleet.clients)))
     random.Random(fleet.seed).shuffle(order)
     state: DetectionState | None = None
     out: list[dict[str, Any]] = []
+    redacted: dict[str, frozenset[str]] = {}
     for start in range(0, len(order), BATCH):
-        rows = [_row(fleet.clients[i], mode, START_MS + i) for i in order[start:start + BATCH]]
+        rows = []
+        for i in order[start:start + BATCH]:
+            row, redacted[fleet.clients[i].instance_id] = _row(fleet.clients[i], mode, START_MS + i)
+            rows.append(row)
         table, state = detect_with_state(_table(rows), KEY, START_MS + len(fleet.clients), state)
         out.extend(table.to_pylist())
-    return out
+    return out, redacted
 
 
 def _example(subject: str, client: Client | None, scenario: str, keys: tuple[str, ...], message: str) -> Example:
@@ -167,7 +167,7 @@ def _example(subject: str, client: Client | None, scenario: str, keys: tuple[str
 
 def run(fleet: Fleet, mode: str = "raw", max_examples: int = 5) -> Report:
     """Detect over the fleet in ``mode`` and score every alert against the labels."""
-    rows = _findings(fleet, mode)
+    rows, redacted = _findings(fleet, mode)
     groups = {g.group_id: g for g in fleet.groups}
     group_of_label = {label: gid for gid in groups for label in (gid, redacted_marker(gid, KEY))}
     fired: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)  # subject -> rule -> a finding
@@ -188,7 +188,7 @@ def run(fleet: Fleet, mode: str = "raw", max_examples: int = 5) -> Report:
     for c in fleet.clients:
         expected, allowed = c.expected, c.allowed
         if mode == "edge":
-            seen = _edge_labels(expected, _redacted_keys(c))
+            seen = _edge_labels(expected, redacted[c.instance_id])
             blind = expected - seen - ENTRY_LEAK_RULES  # expected, but on a value the edge took out
             expected, allowed = seen, (_edge_labels(allowed) | blind) - seen
         labels[c.instance_id] = (expected, allowed, c, c.scenario)

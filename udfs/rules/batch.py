@@ -163,32 +163,30 @@ def _subject_fingerprints(context: pd.DataFrame, key: SecretStr) -> np.ndarray:
     Only the fingerprint travels (into alert ids and Spark state), so a subject that
     is a secret never does. One HMAC per distinct subject.
     """
-    subject = context[SUBJECT_FALLBACKS[0]].copy()
-    for fallback in SUBJECT_FALLBACKS[1:]:
-        subject = subject.where(subject.notna(), context[fallback])
-    subject = subject.fillna("").astype(str)
-    distinct = subject.drop_duplicates()
-    prints = dict(zip(distinct, (fingerprint(s, key) for s in distinct), strict=True))
-    return subject.map(prints).to_numpy(dtype=object)
+    subject = pc.coalesce(*(pa.array(context[name].tolist(), pa.string()) for name in SUBJECT_FALLBACKS),
+                          pa.scalar("", pa.string()))
+    distinct = pc.unique(subject)
+    prints = np.array([fingerprint(s, key) for s in distinct.to_pylist()], dtype=object)
+    return prints[pc.index_in(subject, value_set=distinct).to_numpy(zero_copy_only=False)]
 
 
 def _safe_identity(context: pd.DataFrame, key: SecretStr) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Scan every copied identity field; replace a secret with its marker and record the hit."""
-    hits = []
+    """Scan every copied identity field (all in one scan); replace a secret with its marker and record the hit."""
+    n = len(context)
+    values = pa.array([v for name in IDENTITY_FIELDS for v in context[name].tolist()], pa.string())  # field-major
+    masked = pc.fill_null(pc.match_substring_regex(values, MARKER_PATTERN), False)  # the edge masked it already
+    found = pc.if_else(masked, pa.scalar(MASKED_AT_EDGE), scan_identity(values)).to_numpy(zero_copy_only=False)
+    hit = np.flatnonzero(pd.notna(found))
     safe = context.copy()
-    for name in IDENTITY_FIELDS:
-        values = pa.array(context[name].tolist(), pa.string())
-        masked = pc.fill_null(pc.match_substring_regex(values, MARKER_PATTERN), False)  # the edge masked it already
-        found = pc.if_else(masked, pa.scalar(MASKED_AT_EDGE), scan_identity(values)).to_numpy(zero_copy_only=False)
-        rows = np.flatnonzero(pd.notna(found))
-        if len(rows) == 0:
-            continue
-        originals = context[name].to_numpy(dtype=object)[rows]
-        at_edge = masked.to_numpy(zero_copy_only=False)[rows]
-        prints = [v[len(MARKER_PREFIX):] if m else fingerprint(v, key) for v, m in zip(originals, at_edge, strict=True)]
-        safe.loc[safe.index[rows], name] = [v if m else redacted_marker(v, key)
-                                            for v, m in zip(originals, at_edge, strict=True)]
-        hits.append(pd.DataFrame({"row": rows, "field": name, "rule": found[rows], "fingerprint": prints}))
-    frame = pd.concat(hits, ignore_index=True) if hits else pd.DataFrame(
-        {"row": pd.Series(dtype=np.int64), "field": [], "rule": [], "fingerprint": []})
-    return safe, frame
+    if len(hit) == 0:
+        return safe, pd.DataFrame({"row": pd.Series(dtype=np.int64), "field": [], "rule": [], "fingerprint": []})
+    rows, fields = hit % n, np.array(IDENTITY_FIELDS, dtype=object)[hit // n]
+    originals = values.take(pa.array(hit)).to_pylist()
+    at_edge = masked.to_numpy(zero_copy_only=False)[hit]
+    prints = [v[len(MARKER_PREFIX):] if m else fingerprint(v, key) for v, m in zip(originals, at_edge, strict=True)]
+    shown = np.array([v if m else redacted_marker(v, key) for v, m in zip(originals, at_edge, strict=True)],
+                     dtype=object)
+    for name in dict.fromkeys(fields):
+        of = fields == name
+        safe.loc[safe.index[rows[of]], name] = shown[of]
+    return safe, pd.DataFrame({"row": rows, "field": fields, "rule": found[hit], "fingerprint": prints})

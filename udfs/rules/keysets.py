@@ -27,7 +27,6 @@ from importlib import resources
 from typing import Any, Final
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -354,15 +353,13 @@ def resolve_profiles(software_names: Sequence[str | None], software_versions: Se
     Work is per distinct (name, version) pair and per key-set file, never per entry.
     """
     n = len(software_names)
-    pairs = pd.DataFrame({"name": pd.Series(list(software_names), dtype=object),
-                          "version": pd.Series(list(software_versions), dtype=object)})
-    distinct = pairs.drop_duplicates()
-    chosen = [_file_and_band(a, b) for a, b in distinct.itertuples(index=False, name=None)]
-    distinct = distinct.assign(file=pd.Series([c[0] for c in chosen], index=distinct.index, dtype=object),
-                               band=pd.Series([c[1] for c in chosen], index=distinct.index, dtype=object))
-    merged = pairs.merge(distinct, on=["name", "version"], how="left")
-    files = merged["file"].to_numpy(dtype=object)
-    bands = merged["band"].to_numpy(dtype=object)
+    name_codes, name_values = _codes(software_names)
+    version_codes, version_values = _codes(software_versions)
+    width = len(version_values)
+    pairs, codes = np.unique(name_codes * width + version_codes, return_inverse=True)
+    chosen = [_file_and_band(name_values[p // width], version_values[p % width]) for p in pairs.tolist()]
+    files = np.array([c[0] for c in chosen] or [None], dtype=object)[codes]
+    bands = np.array([c[1] for c in chosen] or [None], dtype=object)[codes]
     ids = np.full(n, None, dtype=object)
     registry: dict[str, Profile] = {}
     for file in {f for f in files if f is not None}:
@@ -374,6 +371,13 @@ def resolve_profiles(software_names: Sequence[str | None], software_versions: Se
             registry[prof.id] = prof
             ids[in_file & (roles == role) & (bands == release)] = prof.id
     return ids, registry
+
+
+def _codes(values: Sequence[str | None]) -> tuple[np.ndarray, list[str | None]]:
+    """A code per value and the values by code (code 0 is None)."""
+    encoded = pa.array(list(values), pa.string()).dictionary_encode()
+    codes = pc.fill_null(pc.add(encoded.indices, 1), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, [None, *encoded.dictionary.to_pylist()]
 
 
 def _file_and_band(software_name: str | None, software_version: str | None) -> tuple[str | None, str | None]:
