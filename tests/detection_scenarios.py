@@ -146,6 +146,7 @@ def rule_pushes() -> list[dict[str, Any]]:
         push({"transactional.id": "orders-3f2b8c1e-9a4d-4e1f-8b2a-0c6d5e7f9a11", "enable.idempotence": "true"}),
         push({"batch.size": "2097152"}),
         push({"acks": "all", "linger.ms": "5", "group.id": "copied-from-consumer"}, RDKAFKA),
+        push({"acks": "1"}, RDKAFKA),
     ]
     fleet = [push({"acks": "all", "linger.ms": "5", "batch.size": "16384"}, RDKAFKA) for _ in range(MIN_PEERS)]
     return [*pushes, *fleet, push({"acks": "all", "linger.ms": "50000", "batch.size": "16384"}, RDKAFKA)]

@@ -104,6 +104,14 @@ CASES: list[tuple[str, tuple[str, str], dict[str, str] | list[dict[str, Any]], b
      True),  # request.timeout.ms default 30000
     ("socket-timeout-below-request-timeout", RDKAFKA, {"socket.timeout.ms": "30000", "acks": "1"}, False),
     ("socket-timeout-below-request-timeout", RDKAFKA, {"request.timeout.ms": "20000"}, False),  # socket 60000
+    ("acks-leader-only", RDKAFKA, {"acks": "1"}, True),
+    ("acks-leader-only", RDKAFKA, {"request.required.acks": "1"}, True),  # its alias
+    ("acks-leader-only", RDKAFKA, {"acks": "1", "enable.idempotence": "false"}, True),
+    ("acks-leader-only", RDKAFKA, {"acks": "1", "enable.idempotence": "true"}, False),  # idempotence-acks
+    ("acks-leader-only", RDKAFKA, {"acks": "all"}, False),
+    ("acks-leader-only", RDKAFKA, {"linger.ms": "5"}, False),  # the default, all
+    ("acks-leader-only", ("apache-kafka-java", "2.8.1"), {"acks": "1"}, False),  # Java: its default then
+    ("acks-leader-only", JAVA, {"acks": "1"}, False),  # Java from 3.0: idempotence-implicitly-disabled
     ("transactional-id-random", RDKAFKA, {"transactional.id": "orders-3f2b8c1e-9a4d-4e1f-8b2a-0c6d5e7f9a11"}, True),
     ("transactional-id-random", JAVA, {"transactional.id": "3f2b8c1e9a4d4e1f8b2a0c6d5e7f9a11"}, True),
     ("transactional-id-random", JAVA, {"transactional.id": "orders-tx-7"}, False),

@@ -1,4 +1,5 @@
-"""More planted misconfigurations and traps: request timeouts, transactional ids, batch caps, other-role keys.
+"""More planted misconfigurations and traps: request timeouts, transactional ids, batch caps, other-role keys,
+librdkafka acks lowered to 1.
 
 Same contract as ``tests.eval.misconfig`` and ``tests.eval.traps``: each returns False
 when it does not apply to the client, and records what must (``expected``) or may
@@ -41,6 +42,15 @@ def _transactional_id_random(dr: Draft) -> bool:
     dr.push.set("transactional.id", dr.rng.choice((tx, f"{dr.app.name}-{tx}", tx.replace("-", ""))), "STRING")
     dr.push.set("enable.idempotence", "true")
     dr.expected.add("transactional-id-random")
+    return True
+
+
+def _rdkafka_acks1(dr: Draft) -> bool:
+    """acks lowered to 1 from librdkafka's default all (with idempotence set either way, other rules speak)."""
+    if not dr.producer or dr.family != "librdkafka" or dr.explicit("enable.idempotence"):
+        return False
+    dr.push.set("acks", "1")
+    dr.expected.add("acks-leader-only")
     return True
 
 
@@ -103,6 +113,7 @@ FAULTS: tuple[Fault, ...] = (
     ("anomaly/transactional-id-random", 1, _transactional_id_random),
     ("anomaly/batch-size-above-request-size", 2, _batch_above_cap),
     ("anomaly/key-of-other-role", 2, _other_role_key),
+    ("anomaly/librdkafka-acks-1", 2, _rdkafka_acks1),
 )
 
 TRAPS: tuple[Fault, ...] = (

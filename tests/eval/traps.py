@@ -26,13 +26,6 @@ def _idempotence_off_acks1(dr: Draft) -> bool:
     return True
 
 
-def _rdkafka_acks1(dr: Draft) -> bool:
-    if not dr.producer or dr.family != "librdkafka" or dr.explicit("enable.idempotence"):
-        return False
-    dr.push.set("acks", "1")
-    return True
-
-
 def _unbounded_poll_interval(dr: Draft) -> bool:
     if dr.family != "java" or dr.app.role not in ("consumer", "streams") or dr.client_id.endswith("-producer"):
         return False
@@ -136,7 +129,6 @@ def _large_but_sane_poll(dr: Draft) -> bool:
 TRAPS: tuple[Fault, ...] = (
     ("trap/acks-1-where-idempotence-does-not-yield", 3, _acks1_no_yield),
     ("trap/idempotence-off-with-acks-1", 2, _idempotence_off_acks1),
-    ("trap/librdkafka-acks-1", 2, _rdkafka_acks1),
     ("trap/unbounded-max-poll-interval", 2, _unbounded_poll_interval),
     ("trap/os-default-socket-buffers", 2, _os_socket_buffers),
     ("trap/kip-848-group-protocol", 2, _new_protocol),

@@ -68,6 +68,9 @@ STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
     AnomalyRule("batch-size-above-request-size", p.batch_above_request_size,
                 "batch.size={batch.size} is above the request size cap max.request.size={max.request.size}"),
     AnomalyRule("acks-zero", p.acks_zero, "acks=0: failed writes go unnoticed and retries do not apply"),
+    AnomalyRule("acks-leader-only", p.acks_leader_only,
+                "acks=1 where the client's default is all: a write the leader acknowledged is lost if it fails "
+                "before a follower copies it"),
     AnomalyRule("bootstrap-servers-malformed", c.bootstrap_malformed,
                 "bootstrap.servers has an entry with a URL scheme or an empty entry"),
     AnomalyRule("bootstrap-public-address", c.bootstrap_public,

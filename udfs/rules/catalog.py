@@ -263,6 +263,14 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "acks=0: the producer never learns about failed writes and retries do not take effect.",
              f"{_PRODUCER}: acks",
              clients=_PRODUCERS),
+    _anomaly("acks-leader-only", "medium", ("acks",),
+             "acks=1 set on a producer whose client defaults to acks=all: the leader acknowledges a write before "
+             "any follower has it, so a leader failure loses writes the application was told had succeeded.",
+             "librdkafka CONFIGURATION.md: request.required.acks (alias acks), default -1 (all); "
+             f"{_PRODUCER}: acks (acks=1: the record will be lost if the leader fails immediately after "
+             "acknowledging it)",
+             clients="librdkafka producers that set acks to 1, unless enable.idempotence=true (idempotence-acks); "
+                     "not Java (default 1 before 3.0; from 3.0 idempotence-implicitly-disabled)"),
     _anomaly("delivery-timeout-too-short", "medium", ("delivery.timeout.ms", "linger.ms", "request.timeout.ms"),
              "delivery.timeout.ms is below linger.ms + request.timeout.ms.",
              f"{_PRODUCER}: delivery.timeout.ms",

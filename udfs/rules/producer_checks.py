@@ -28,11 +28,11 @@ from udfs.rules.effective import Effective, flag
 from udfs.rules.identity import UUID
 
 __all__ = ["FAILOVER_MS", "IDEMPOTENCE_MAX_IN_FLIGHT", "MIN_ACKS_ALL_REQUEST_TIMEOUT_MS", "MIN_BUFFER_MEMORY",
-           "RANDOM_ID", "UNBOUNDED_MS", "acks_all_retries_zero", "acks_zero", "batch_above_request_size",
-           "batching_disabled", "buffer_below_batch", "buffer_too_small", "delivery_short", "delivery_unbounded",
-           "idem_acks", "idem_implicit", "idem_inflight", "idem_retries", "max_block_unbounded",
-           "request_timeout_short", "retries_limited", "socket_timeout_below_request", "transactional",
-           "transactional_id_random", "txn_no_idem"]
+           "RANDOM_ID", "UNBOUNDED_MS", "acks_all_retries_zero", "acks_leader_only", "acks_zero",
+           "batch_above_request_size", "batching_disabled", "buffer_below_batch", "buffer_too_small",
+           "delivery_short", "delivery_unbounded", "idem_acks", "idem_implicit", "idem_inflight", "idem_retries",
+           "max_block_unbounded", "request_timeout_short", "retries_limited", "socket_timeout_below_request",
+           "transactional", "transactional_id_random", "txn_no_idem"]
 
 IDEMPOTENCE_MAX_IN_FLIGHT: Final = 5
 UNBOUNDED_MS: Final = 86_400_000  # a day: a wait this long is no bound (max-block-, delivery-timeout-unbounded)
@@ -171,6 +171,14 @@ def delivery_unbounded(e: Effective) -> pd.Series:
 
 def acks_zero(e: Effective) -> pd.Series:
     return e.producers & flag(e.value("acks") == 0)
+
+
+def acks_leader_only(e: Effective) -> pd.Series:
+    """librdkafka, whose acks default is all, with acks=1 set by the user (idempotence-acks says it where
+    idempotence is on). Not Java: its default was 1 before 3.0, and from 3.0 idempotence-implicitly-disabled
+    says it."""
+    return (e.producers & (e.judge == "librdkafka") & e.explicit["acks"] & flag(e.value("acks") == 1)
+            & ~_idempotence_on(e))
 
 
 def delivery_short(e: Effective) -> pd.Series:
