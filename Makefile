@@ -34,7 +34,7 @@ sysdeps:
 	@scripts/system-deps.sh
 
 test: setup sysdeps
-	$(BIN)/python -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
 
 demo: setup
 	$(BIN)/configwatch demo

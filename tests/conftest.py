@@ -1,14 +1,15 @@
 """Shared fixtures: one real Kafka broker and one Spark session per test run,
 unique topic names, and polling with a deadline (never sleeps as synchronisation).
 
-``make test`` runs two pytest-xdist workers (``--dist loadgroup``): every test that uses the
-broker or the Spark session is put in one group, so one worker runs them all against one broker
-and one session, while the other worker runs the tests that need neither.
+``make test`` runs two pytest-xdist workers: every test module that uses the broker or the Spark
+session is scheduled on one worker (``pytest_xdist_make_scheduler``), which runs them all against
+one broker and one session, while the other worker runs the tests that need neither.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import socket
 import sys
 import time
@@ -35,15 +36,23 @@ def _say(config: pytest.Config, line: str) -> None:
         print(f"\n{line}", flush=True)
 
 
-SHARED_FIXTURES = frozenset({"kafka_broker", "kafka_bootstrap", "spark"})
+SHARED_FIXTURES = re.compile(r"\b(kafka_broker|kafka_bootstrap|spark)\b")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the group marks
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests of the run's one broker and one Spark session run in one xdist worker (``--dist loadgroup``)."""
-    for item in items:
-        if SHARED_FIXTURES & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.xdist_group("shared"))
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under xdist, the test modules that use the run's one broker or one Spark session are one work unit for
+    one worker (``make test`` runs two); every other module is a work unit of its own (module caches hold)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    shared = frozenset(p.name for p in Path(__file__).parent.glob("test_*.py")
+                       if SHARED_FIXTURES.search(p.read_text(encoding="utf-8")))
+
+    class SharedInOneWorker(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "shared" if module.rsplit("/", 1)[-1] in shared else module
+
+    return SharedInOneWorker(config, log)
 
 
 @pytest.fixture(scope="session")

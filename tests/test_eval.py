@@ -17,9 +17,6 @@ from tests.eval.fleet import Fleet, build_fleet
 from tests.eval.score import KINDS, MODES, Report, run
 from tests.eval.table import format_errors
 
-# One xdist worker scores the fleet (each report is computed once per process, then cached).
-pytestmark = pytest.mark.xdist_group("eval")
-
 SEED = 13
 SIZE = 1500
 KIND_THRESHOLD = 0.97
