@@ -36,7 +36,10 @@ def _say(config: pytest.Config, line: str) -> None:
         print(f"\n{line}", flush=True)
 
 
-SHARED_FIXTURES = re.compile(r"\b(kafka_broker|kafka_bootstrap|spark)\b")
+# A test module that requests the broker or the Spark session: a fixture parameter or ``usefixtures``. One this
+# misses still passes, on a broker and a session of its worker's own.
+SHARED_FIXTURES = re.compile(r"\b(kafka_broker|kafka_bootstrap|spark)\s*:"
+                             r"|usefixtures\([^)]*\b(kafka_broker|kafka_bootstrap|spark)\b")
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
