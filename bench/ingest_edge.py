@@ -4,8 +4,10 @@
    drained by a producer thread) against the obvious alternative, calling
    ``KafkaProducer.send`` inside ``process()``; with a healthy broker and with an
    unreachable one (where ``send`` blocks for metadata up to ``max_block_ms``).
-2. Gateway throughput: simulated clients over TCP (ApiVersions + PushConfig +
-   close, no hold time) at several concurrency levels.
+2. Redaction in bursts: ``redact_all`` per push at several burst sizes (the
+   gateway hands the policy every push that queued while it judged the last).
+3. Gateway throughput: simulated clients over TCP (ApiVersions + PushConfig +
+   close, no hold time) at several concurrency levels, in this process.
 
 Usage: .venv/bin/python bench/ingest_edge.py [--pushes 5000] [--clients 2000]
 """
@@ -34,7 +36,7 @@ from policy import ClientConfigData, ClientConfigPolicy, KafkaTopicPolicy, Reque
 from policy.exceptions import PolicyUnavailableError
 from policy.gateway import running_gateway
 from policy.publisher import EventPublisher
-from policy.redaction import redact
+from policy.redaction import redact, redact_all
 from policy.simulator import FleetSpec, RunOptions, fleet_pushes, generate_fleet, run_over_tcp
 
 KEY = SecretStr("bench-key")
@@ -106,6 +108,22 @@ def bench_process(bootstrap: str, n: int) -> None:
           "times out (30 s default), then every send() blocks up to max_block_ms (60 s default)")
 
 
+def bench_bursts(rounds: int = 3) -> None:
+    pushes = list(fleet_pushes(generate_fleet(FleetSpec(clients=3000, seed=1))))
+    redact_all(pushes[:50], KEY)  # warm
+    print("| pushes per call | ms per push (median of rounds) | rounds |")
+    print("|---:|---:|---|")
+    for n in (1, 10, 50, 250):
+        per_push = []
+        for r in range(rounds):
+            chunks = [pushes[i:i + n] for i in range(r * 7, r * 7 + 500, n)][:max(1, 300 // n)]
+            started = time.perf_counter()
+            for chunk in chunks:
+                redact_all(chunk, KEY)
+            per_push.append((time.perf_counter() - started) * 1000 / sum(len(c) for c in chunks))
+        print(f"| {n} | {statistics.median(per_push):.2f} | {', '.join(f'{x:.2f}' for x in per_push)} |")
+
+
 def bench_gateway(bootstrap: str, clients: int) -> None:
     settings = replace(Settings.load(environ={}), input_topic="bench-gateway", fingerprint_key=KEY)
     fleet = [replace(c, hold_ms=0) for c in generate_fleet(FleetSpec(clients=clients, seed=2))]
@@ -131,6 +149,7 @@ def main() -> None:
         info = broker.start()
         try:
             bench_process(info.bootstrap_servers, args.pushes)
+            bench_bursts()
             bench_gateway(info.bootstrap_servers, args.clients)
         finally:
             broker.stop()

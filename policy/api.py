@@ -4,14 +4,15 @@
 ``RequestContext`` carries what the broker knows about the connection (the
 KIP's AuthorizableRequestContext plus the KIP-511/KIP-714 client identity), and
 ``ClientConfigPolicy`` is the plugin interface: ``configure``, ``reconfigure``,
-``process`` and ``close``. ``process`` must not block its caller.
+``process`` and ``close``, plus ``process_all``, the gateway's way to hand it the
+pushes that arrived together. Neither may block for long.
 """
 
 from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from types import TracebackType
 from typing import Any
@@ -94,8 +95,10 @@ class ClientConfigPolicy(ABC):
     The gateway builds one instance from ``client_config_policy_class_name``
     (a dotted Python path) with no arguments, calls ``configure`` with the
     gateway's settings (a mapping of ``Settings`` field names to values, plus
-    ``bootstrap_servers`` resolved), calls ``process`` once per accepted
-    PushConfig request, and ``close`` at shutdown.
+    ``bootstrap_servers`` resolved), hands it every accepted PushConfig request
+    through ``process_all`` (on a thread of its own, the requests that arrived
+    while the previous call ran; by default ``process`` one by one), and calls
+    ``close`` at shutdown.
 
     ``process`` returns ``None`` when the push is fine, or a description of a
     violation (never containing a value) that the gateway puts in the response's
@@ -116,6 +119,18 @@ class ClientConfigPolicy(ABC):
     @abstractmethod
     def process(self, context: RequestContext, data: ClientConfigData) -> str | None:
         """Handle one push; must not block. Returns a violation description or None."""
+
+    def process_all(self, requests: Sequence[tuple[RequestContext, ClientConfigData]]) -> list[str | Exception | None]:
+        """``process`` for pushes that arrived together, in order: each one's violation, None, or the exception its
+        ``process`` would have raised. The gateway calls this, off its event loop; override it to judge them in one
+        pass (``KafkaTopicPolicy`` does)."""
+        outcomes: list[str | Exception | None] = []
+        for context, data in requests:
+            try:
+                outcomes.append(self.process(context, data))
+            except Exception as exc:  # each push's own outcome, as process() alone would give
+                outcomes.append(exc)
+        return outcomes
 
     def close(self) -> None:  # noqa: B027 - optional hook, as in Kafka
         """Release resources; flush anything buffered."""

@@ -12,7 +12,7 @@ through one producer, in order; standalone it builds its own.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from configwatch.contract import INPUT_TOPIC
@@ -20,7 +20,7 @@ from configwatch.secrets import SecretStr
 from policy.api import ClientConfigData, ClientConfigPolicy, RequestContext
 from policy.exceptions import PolicyConfigError, PolicyUnavailableError
 from policy.publisher import EventPublisher, EventSink
-from policy.redaction import redact, violation_message
+from policy.redaction import redact_all, violation_message
 
 __all__ = ["KafkaTopicPolicy"]
 
@@ -77,17 +77,29 @@ class KafkaTopicPolicy(ClientConfigPolicy):
             log.info("redaction is now %s", "on" if self._redact else "off")
 
     def process(self, context: RequestContext, data: ClientConfigData) -> str | None:
+        outcome = self.process_all([(context, data)])[0]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    def process_all(self, requests: Sequence[tuple[RequestContext, ClientConfigData]]) -> list[str | Exception | None]:
+        """Redact the pushes in one pass, then offer each: its violation, None, or why it cannot be recorded now."""
         if self._sink is None or self._key is None:
             raise PolicyConfigError("KafkaTopicPolicy.process called before configure")
-        why = self._sink.unavailable()
-        if why is not None:
-            raise PolicyUnavailableError(f"the push cannot be recorded now: {why}")
-        result = redact(context, data, self._key, enabled=self._redact)
-        if not self._sink.offer(result.event):
-            raise PolicyUnavailableError("the push cannot be recorded now: the publish buffer is full")
-        if not result.sensitive:
-            return None
-        return violation_message(result.sensitive, redacted=self._redact)
+        if (why := self._sink.unavailable()) is not None:
+            return [PolicyUnavailableError(f"the push cannot be recorded now: {why}") for _ in requests]
+        outcomes: list[str | Exception | None] = []
+        for result in redact_all(requests, self._key, enabled=self._redact):
+            # Asked before each offer: a push refused now is retried by its client, not dropped.
+            if (why := self._sink.unavailable()) is not None:
+                outcomes.append(PolicyUnavailableError(f"the push cannot be recorded now: {why}"))
+            elif not self._sink.offer(result.event):
+                outcomes.append(PolicyUnavailableError("the push cannot be recorded now: the publish buffer is full"))
+            elif result.sensitive:
+                outcomes.append(violation_message(result.sensitive, redacted=self._redact))
+            else:
+                outcomes.append(None)
+        return outcomes
 
     def close(self) -> None:
         if self._owned is not None:

@@ -18,7 +18,9 @@ still unsent at the close deadline), each logged.
 Delivery guarantee: at least once for ``connection_*`` events, idempotent
 (exactly once per producer session) for ``config_push``; nothing accepted into
 the buffer is lost without being counted. Given an ``identity_key``, an identity
-field holding a secret (a token as client id) leaves as its ``redacted:`` marker.
+field holding a secret (a token as client id) leaves as its ``redacted:`` marker:
+the worker scans the identity fields of the events it takes from the buffer in one
+call, so ``offer`` costs its caller (the gateway's event loop) no scan.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from kafka import KafkaProducer
 
 from configwatch.records import Event
 from configwatch.secrets import SecretStr
-from udfs.sensitivity import mask_identity
+from udfs.sensitivity import holding_secrets, identity_values, mask_identity
 
 __all__ = ["EventPublisher", "EventSink", "PublisherAware", "PublisherStats"]
 
@@ -63,6 +65,11 @@ def _link_up(producer: KafkaProducer) -> bool:
     return time.monotonic() * 1000 - refreshed <= _METADATA_MAX_AGE_MS + 1000
 # What one buffered event costs beyond its serialized key and value (the tuple, its ints, the deque slot).
 _ITEM_OVERHEAD_BYTES = 200
+# Events the worker takes from the buffer at once: their identity fields are scanned in one call.
+_BATCH = 256
+
+# A buffered event: its type, key and value as offered (identity not yet masked), its size, its identity values.
+_Item = tuple[str, bytes, bytes, int, tuple[str, ...]]
 
 
 @runtime_checkable
@@ -116,8 +123,8 @@ class EventPublisher:
         self._max_items = buffer_size
         self._max_bytes = buffer_bytes
         self._stall_s = stall_s
-        # (event type, key, value, size) in arrival order; guarded by _lock, waited on with _ready.
-        self._buffer: deque[tuple[str, bytes, bytes, int]] = deque()
+        # ``_Item``s in arrival order; guarded by _lock, waited on with _ready.
+        self._buffer: deque[_Item] = deque()
         self._bytes = 0
         self._unacked: dict[int, float] = {}  # send sequence -> monotonic send time, until acked or failed
         self._seq = 0
@@ -171,10 +178,9 @@ class EventPublisher:
         Events are buffered while the producer connects; only a full buffer or a closing
         publisher drops one. ``unavailable`` says whether it would be published soon.
         """
-        if self._identity_key is not None:
-            event = mask_identity(event, self._identity_key)
         key, value = event.kafka_key(), event.to_json().encode()
         size = len(key) + len(value) + _ITEM_OVERHEAD_BYTES
+        identity = tuple(identity_values(event).values()) if self._identity_key is not None else ()
         with self._lock:
             self._counts["offered"][event.event] += 1
             full = len(self._buffer) >= self._max_items or self._bytes + size > self._max_bytes
@@ -183,10 +189,12 @@ class EventPublisher:
                 why = "the publisher is closing" if self._closing.is_set() else (
                     f"publish buffer full ({len(self._buffer)} events, {self._bytes} bytes)")
             else:
-                self._buffer.append((event.event, key, value, size))
+                self._buffer.append((event.event, key, value, size, identity))
                 self._bytes += size
                 self._ready.notify()
                 return True
+        if self._identity_key is not None:
+            key = mask_identity(event, self._identity_key).kafka_key()
         log.warning("dropped a %s event for %s: %s", event.event, key.decode(errors="replace"), why)
         return False
 
@@ -255,17 +263,17 @@ class EventPublisher:
             log.warning("the publisher lost its connection to Kafka at %s; pushes get a retriable error "
                         "while it is away", self._bootstrap)
 
-    def _next(self, producer: KafkaProducer) -> tuple[str, bytes, bytes, int] | None:
-        """The oldest buffered event (not while the link is lost); None once closing and drained."""
+    def _next(self, producer: KafkaProducer) -> list[_Item] | None:
+        """The oldest buffered events, up to ``_BATCH`` (not while the link is lost); None once closing and drained."""
         while True:
             self._check_link(producer)
             with self._lock:
                 # While Kafka is away, events wait here, in the byte-bounded buffer, not in the producer's
                 # accumulator (where they would fail after its delivery timeout); at close they go regardless.
                 if self._buffer and (not self._link_lost() or self._closing.is_set()):
-                    item = self._buffer.popleft()
-                    self._bytes -= item[3]
-                    return item
+                    items = [self._buffer.popleft() for _ in range(min(_BATCH, len(self._buffer)))]
+                    self._bytes -= sum(item[3] for item in items)
+                    return items
                 if self._closing.is_set():
                     return None
                 self._ready.wait(_POLL_S)
@@ -278,14 +286,27 @@ class EventPublisher:
             self._producer = producer
             self._ready.notify_all()
         try:
-            while (item := self._next(producer)) is not None:
-                self._send(producer, item)
+            while (items := self._next(producer)) is not None:
+                for name, key, value in self._masked(items):
+                    self._send(producer, name, key, value)
         finally:
             producer.flush(timeout=10)
             producer.close(timeout=10)
 
-    def _send(self, producer: KafkaProducer, item: tuple[str, bytes, bytes, int]) -> None:
-        name, key, value, _ = item
+    def _masked(self, items: list[_Item]) -> list[tuple[str, bytes, bytes]]:
+        """Each event's type, key and value to send: identity fields holding a secret replaced by their markers
+        (one identity scan for the batch; an event with a secret is serialized again, a rare case)."""
+        secret = holding_secrets([v for item in items for v in item[4]]) if self._identity_key is not None else set()
+        out = []
+        for name, key, value, _, identity in items:
+            if secret.intersection(identity):
+                assert self._identity_key is not None
+                event = mask_identity(Event.from_json(value), self._identity_key)
+                key, value = event.kafka_key(), event.to_json().encode()
+            out.append((name, key, value))
+        return out
+
+    def _send(self, producer: KafkaProducer, name: str, key: bytes, value: bytes) -> None:
         with self._lock:
             self._seq += 1
             seq = self._seq

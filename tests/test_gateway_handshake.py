@@ -331,8 +331,8 @@ def test_a_custom_policy_class_by_dotted_path_refuses_and_fails_safely(
         "violation", 40, "acks must be all in this cluster")
     assert (failed.status, failed.error_code, failed.error_message) == (
         "rejected", -1, "the client config policy failed")
-    assert "ClientConfigPolicy.process() raised RuntimeError" in caplog.text
-    assert "process() failed at:" in caplog.text and "test_gateway_handshake.py" in caplog.text
+    assert "ClientConfigPolicy.process_all() raised RuntimeError" in caplog.text
+    assert "process_all() failed at:" in caplog.text and "test_gateway_handshake.py" in caplog.text
     assert "value-7731" not in caplog.text  # the exception's message quotes it: never logged
     events = [e.event for _, e in read_events(kafka_bootstrap, topic)]
     assert events.count("config_push") == 0 and events.count("connection_opened") == 2

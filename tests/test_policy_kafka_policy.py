@@ -14,9 +14,11 @@ from policy import ClientConfig, ClientConfigData, ClientConfigPolicy, KafkaTopi
 from policy.exceptions import PolicyConfigError, PolicyUnavailableError
 from policy.loader import load_policy_class
 from policy.publisher import EventPublisher
-from policy.redaction import Redaction, redact, violation_message
+from policy.redaction import Redaction, redact, redact_all, violation_message
+from policy.simulator import FleetSpec, fleet_pushes, generate_fleet
 from tests.conftest import eventually
-from tests.gateway_helpers import TEST_KEY, create_topic, read_events
+from tests.gateway_helpers import TEST_KEY, ListSink, create_topic, read_events
+from udfs.sensitivity import mask_identity
 
 KEY = SecretStr("unit-key")
 CONTEXT = RequestContext(connection_id="127.0.0.1:9192-10.0.0.7:5000-1", client_address="10.0.0.7",
@@ -193,3 +195,62 @@ def test_the_buffer_is_bounded_by_bytes() -> None:
         assert stats.buffered_bytes <= 1_000_000 and stats.total("dropped") == 100 - accepted
     finally:
         publisher.close(timeout_s=5)
+
+
+def test_pushes_redacted_together_come_out_as_each_alone() -> None:
+    """The gateway's bursts (``redact_all``) judge and redact every push exactly as one call per push would."""
+    fleet = generate_fleet(FleetSpec(clients=120, seed=5))
+    requests = [*fleet_pushes(fleet), (CONTEXT, ClientConfigData((), 1_790_000_000_000))]
+    together = redact_all(requests, KEY)
+    assert together == [redact(context, data, KEY) for context, data in requests]
+    assert sum(bool(r.sensitive) for r in together) >= 10  # the fleet sends secrets: the comparison covers them
+
+
+class _ShortSink(ListSink):
+    """Takes ``room`` events, then refuses."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+
+    def offer(self, event: Event) -> bool:
+        return len(self.events) < self.room and super().offer(event)
+
+
+def test_process_all_gives_each_push_its_own_outcome() -> None:
+    policy = KafkaTopicPolicy()
+    policy.attach_publisher(_ShortSink(room=2))
+    policy.configure({"fingerprint_key": KEY})
+    plain = ClientConfigData((ClientConfig("acks", "all", "STRING", False),), 1_790_000_000_000)
+    secret = ClientConfigData((ClientConfig("sasl.jaas.config", "pw", "PASSWORD", False),), 1_790_000_000_000)
+    plain_out, secret_out, full = policy.process_all([(CONTEXT, plain), (CONTEXT, secret), (CONTEXT, plain)])
+    assert plain_out is None
+    assert secret_out == violation_message([("sasl.jaas.config", "kip-sensitive-type")], redacted=True)
+    assert isinstance(full, PolicyUnavailableError) and "buffer is full" in str(full)
+    with pytest.raises(PolicyUnavailableError):
+        policy.process(CONTEXT, plain)  # one push alone: its outcome raised, as the KIP's process() does
+
+
+@pytest.mark.kafka
+def test_the_publisher_masks_identity_secrets_in_batches_and_keeps_the_order(kafka_bootstrap: str,
+                                                                             topic_name: Any) -> None:
+    topic = topic_name("masked")
+    create_topic(kafka_bootstrap, topic, partitions=1)
+    token = "AKIAIOSFODNN7EXAMPLE"
+    publisher = EventPublisher(kafka_bootstrap, topic, identity_key=TEST_KEY)
+    offered = [Event(event="connection_opened", timestamp_ms=1_790_000_000_000 + i, connection_id=f"c-{i}",
+                     client_id=token if i % 3 == 0 else f"app-{i}",
+                     client_instance_id=token if i == 9 else None) for i in range(600)]
+    try:
+        assert publisher.wait_connected(30)
+        assert all(publisher.offer(e) for e in offered)  # more than one of the worker's batches
+        eventually(lambda: publisher.settled() or None)
+    finally:
+        publisher.close()
+    events = read_events(kafka_bootstrap, topic)
+    assert [e.connection_id for _, e in events] == [e.connection_id for e in offered]
+    marker = mask_identity(offered[0], TEST_KEY).client_id
+    assert marker is not None and marker.startswith("redacted:")
+    assert [e.client_id for _, e in events] == [marker if i % 3 == 0 else f"app-{i}" for i in range(600)]
+    assert events[9][0] == marker.encode() and events[10][0] == b"c-10"  # the key: the marker, not the token
+    assert all(token.encode() not in (key or b"") + e.to_json().encode() for key, e in events)

@@ -62,6 +62,8 @@ __all__ = [
     "SECRET_WORDS",
     "WORD",
     "custom_mask",
+    "holding_secrets",
+    "identity_values",
     "key_words",
     "kip_client_reason",
     "mask_identity",
@@ -208,8 +210,9 @@ _SCANNED: dict[str, bool] = {}  # identity value -> holds a secret; a fleet repe
 _SCANNED_MAX: Final = 16_384
 
 
-def _holding_secrets(values: Sequence[str]) -> set[str]:
-    """Which of ``values`` hold a secret by the identity scan: one scan for the values not seen lately."""
+def holding_secrets(values: Sequence[str]) -> set[str]:
+    """Which of ``values`` (identity field values) hold a secret by the identity scan: one scan for the values not
+    seen lately."""
     known = {v: _SCANNED.get(v) for v in values}
     fresh = [v for v, hit in known.items() if hit is None]
     if fresh:
@@ -221,10 +224,15 @@ def _holding_secrets(values: Sequence[str]) -> set[str]:
     return {v for v, hit in known.items() if hit}
 
 
+def identity_values(event: Event) -> dict[str, str]:
+    """The event's identity fields that hold text: what ``mask_identity`` scans."""
+    return {name: v for name in IDENTITY_FIELDS if isinstance(v := getattr(event, name), str) and v}
+
+
 def mask_identity(event: Event, key: SecretStr) -> Event:
     """``event`` with every identity field that holds a secret replaced by its marker."""
-    values = {name: v for name in IDENTITY_FIELDS if isinstance(v := getattr(event, name), str) and v}
-    secret = _holding_secrets(list(values.values()))
+    values = identity_values(event)
+    secret = holding_secrets(list(values.values()))
     if not secret:
         return event
     masked: dict[str, Any] = {name: redacted_marker(v, key) for name, v in values.items() if v in secret}

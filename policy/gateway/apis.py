@@ -7,7 +7,8 @@ request registers the connection. PushConfig is advertised only with a policy.
 
 PushConfig (v0): over ``client.config.max.bytes`` gets CONFIG_TOO_LARGE without
 calling the policy; over the rate limit gets THROTTLING_QUOTA_EXCEEDED with
-ThrottleTimeMs; otherwise the policy's ``process`` runs and its violation text,
+ThrottleTimeMs; otherwise the policy judges it off the event loop
+(``policy.gateway.judge``) and its violation text,
 if any, comes back as INVALID_CONFIG + ErrorMessage; a policy that cannot record
 the push now (``PolicyUnavailableError``: the publisher is not connected, stalled
 or full) gets the retriable REQUEST_TIMED_OUT with a throttle time, never NONE.
@@ -34,6 +35,7 @@ from configwatch.contract import config_type_from_id, is_valid_software
 from policy.api import ClientConfig, ClientConfigData, ClientConfigPolicy, RequestContext
 from policy.exceptions import PolicyUnavailableError, PolicyViolationError, ProtocolError
 from policy.gateway.config import GatewayConfig
+from policy.gateway.judge import PushJudge
 from policy.gateway.metrics import GatewayMetrics
 from policy.gateway.recorded import RecordedAnswer, RecordedPushes
 from policy.gateway.registry import ConnectionRegistry
@@ -124,6 +126,9 @@ class RequestHandler:
         self._metrics = metrics
         self._quotas = ClientQuotas(config.push_rate_limit)
         self._recorded = RecordedPushes()
+        self._judge = PushJudge(policy) if policy is not None else None
+        if self._judge is not None:
+            metrics.watch_pending_pushes(lambda: self._judge.pending if self._judge else 0)
         keys = [ApiVersionsResponse.ApiVersion(api_key=API_VERSIONS_KEY, min_version=0,
                                                max_version=API_VERSIONS_MAX_VERSION)]
         if policy is not None:
@@ -142,12 +147,17 @@ class RequestHandler:
             client_certificate=state.tls.client_certificate if state.tls else None,
             sasl_mechanism=state.sasl.mechanism if state.sasl else None, tls_offered_at=self._config.tls_offered_at)
 
+    def close(self) -> None:
+        """Judge the pushes still queued, then stop the policy's thread (after every connection ended)."""
+        if self._judge is not None:
+            self._judge.close()
+
     @property
     def serves_push_config(self) -> bool:
         """True when a policy is configured, so PushConfig is advertised and answered."""
         return self._policy is not None
 
-    def handle(self, payload: bytes, state: ConnectionState, received_ms: int) -> Reply:
+    async def handle(self, payload: bytes, state: ConnectionState, received_ms: int) -> Reply:
         """Answer one request frame. Raises ProtocolError when the bytes are not a request."""
         header, refused = self.admit(payload, state)
         if refused is not None:
@@ -157,7 +167,7 @@ class RequestHandler:
             return self.check_api_versions(payload, version, header.correlation_id, state) or Reply(
                 encode_response(ApiVersionsResponse(version=version, error_code=NONE, api_keys=self._advertised,
                                                     throttle_time_ms=0), version, header.correlation_id))
-        return self.answer_push_config(payload, header, state, received_ms)
+        return await self.answer_push_config(payload, header, state, received_ms)
 
     def admit(self, payload: bytes, state: ConnectionState) -> tuple[Any, Reply | None]:
         """Read the request header and note the client id; a Reply when the request is refused."""
@@ -188,11 +198,12 @@ class RequestHandler:
         response = ApiVersionsResponse(version=version, error_code=INVALID_REQUEST, api_keys=[], throttle_time_ms=0)
         return Reply(encode_response(response, version, correlation_id), "identity_changed")
 
-    def answer_push_config(self, payload: bytes, header: Any, state: ConnectionState, received_ms: int) -> Reply:
+    async def answer_push_config(self, payload: bytes, header: Any, state: ConnectionState,
+                                 received_ms: int) -> Reply:
         """PushConfig when a policy is configured; any other request (or PushConfig without one) closes."""
         key, version = header.request_api_key, header.request_api_version
-        if key == PUSH_CONFIG_KEY and self._policy is not None:
-            return self._push_config(payload, version, header.correlation_id, state, received_ms)
+        if key == PUSH_CONFIG_KEY and self._judge is not None:
+            return await self._push_config(payload, version, header.correlation_id, state, received_ms)
         self._metrics.requests.labels(api=str(key), outcome="unknown_api").inc()
         log.info("closing %s: API key %d is not served here", state.connection_id, key)
         return Reply(None, "unknown_api")
@@ -258,9 +269,9 @@ class RequestHandler:
         return None
 
     # -- PushConfig ----------------------------------------------------------------------------
-    def _push_config(self, payload: bytes, version: int, correlation_id: int, state: ConnectionState,
+    async def _push_config(self, payload: bytes, version: int, correlation_id: int, state: ConnectionState,
                      received_ms: int) -> Reply:
-        assert self._policy is not None
+        assert self._judge is not None
         if not 0 <= version <= PUSH_CONFIG_MAX_VERSION:
             self._metrics.requests.labels(api="PushConfig", outcome="unsupported_version").inc()
             log.info("closing %s: PushConfig v%d is not supported", state.connection_id, version)
@@ -299,7 +310,7 @@ class RequestHandler:
         started = time.perf_counter()
         error = False
         try:
-            violation = self._policy.process(self.context(state), data)
+            violation = await self._judge.judge(self.context(state), data)
         except PolicyViolationError as exc:
             violation = str(exc)
         except PolicyUnavailableError as exc:
@@ -309,8 +320,8 @@ class RequestHandler:
         except Exception as exc:  # a plugin's failure must not take the connection or the gateway down
             error = True
             # The exception's message may quote config values: log its type and frames, never its text.
-            log.error("ClientConfigPolicy.process() raised %s on %s", type(exc).__name__, state.connection_id)
-            log.debug("process() failed at:\n%s", "".join(traceback.format_tb(exc.__traceback__)))
+            log.error("ClientConfigPolicy.process_all() raised %s on %s", type(exc).__name__, state.connection_id)
+            log.debug("process_all() failed at:\n%s", "".join(traceback.format_tb(exc.__traceback__)))
             violation = None
         finally:
             self._metrics.observe_process((time.perf_counter() - started) * 1000.0, error=error)

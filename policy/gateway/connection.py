@@ -43,7 +43,7 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
                                        budget=budget)
             if payload is None:
                 break
-            reply = handler.handle(payload, state, _now_ms())
+            reply = await handler.handle(payload, state, _now_ms())
             if reply.response is not None:
                 writer.write(reply.response)
                 try:

@@ -132,15 +132,16 @@ class GatewayMetrics:
         self.registry = CollectorRegistry()
         r = self.registry
         self.process_calls = Counter("configwatch_client_config_process_calls",
-                                     "ClientConfigPolicy.process() invocations", registry=r)
+                                     "pushes handed to ClientConfigPolicy.process_all()", registry=r)
         self.process_errors = Counter("configwatch_client_config_process_errors",
-                                      "errors preparing for or invoking ClientConfigPolicy.process()", registry=r)
+                                      "pushes ClientConfigPolicy.process_all() failed on", registry=r)
         self.process_latency = Summary("configwatch_client_config_process_latency_ms",
-                                       "time spent in ClientConfigPolicy.process(), milliseconds (avg = sum/count)",
+                                       "time from handing a push to the policy to its outcome (queued and "
+                                       "judged), milliseconds (avg = sum/count)",
                                        registry=r)
         self._latency_max = _WindowedMax(MAX_WINDOW_S)
         Gauge("configwatch_client_config_process_latency_max_ms",
-              f"maximum process() time over the last {MAX_WINDOW_S:.0f}-{2 * MAX_WINDOW_S:.0f}s, milliseconds",
+              f"maximum of that time over the last {MAX_WINDOW_S:.0f}-{2 * MAX_WINDOW_S:.0f}s, milliseconds",
               registry=r).set_function(self._latency_max.value)
         Gauge("configwatch_client_config_client_instance_ids",
               "current number of unique client instance ids among open connections",
@@ -156,6 +157,12 @@ class GatewayMetrics:
         r.register(_StateCollector(connections, publisher_stats))
         self._http: Any = None
         self._http_thread: threading.Thread | None = None
+
+    def watch_pending_pushes(self, pending: Callable[[], int]) -> None:
+        """Export the pushes waiting for the policy's outcome (``policy.gateway.judge``)."""
+        Gauge("configwatch_gateway_pending_pushes", "pushes waiting for the policy or being judged: a sustained "
+              "rise means pushes arrive faster than the policy judges them", registry=self.registry
+              ).set_function(pending)
 
     def watch_frame_budget(self, used: Callable[[], int]) -> None:
         """Export the bytes of large request frames being read (the gateway's ``FrameBudget``)."""

@@ -214,7 +214,8 @@ class _ProxyConnection:
             return await self._answer(header, refused)
         key, version, correlation_id = header.request_api_key, header.request_api_version, header.correlation_id
         if key == PUSH_CONFIG_KEY:
-            return await self._answer(header, self._handler.answer_push_config(payload, header, state, _now_ms()))
+            return await self._answer(header, await self._handler.answer_push_config(payload, header, state,
+                                                                                     _now_ms()))
         upstream_version = version
         if key == API_VERSIONS_KEY:
             refused = self._handler.check_api_versions(payload, version, correlation_id, state)

@@ -156,4 +156,5 @@ class Gateway:
             self._server = None
         if self.brokers is not None:
             await self.brokers.wait_closed()
+        await asyncio.to_thread(self._handler.close)
         log.info("PushConfig gateway stopped")
