@@ -147,6 +147,9 @@ def rule_pushes() -> list[dict[str, Any]]:
         push({"batch.size": "2097152"}),
         push({"acks": "all", "linger.ms": "5", "group.id": "copied-from-consumer"}, RDKAFKA),
         push({"acks": "1"}, RDKAFKA),
+        push({"max.block.ms": "2000"}),
+        push({"enable.idempotence": "false", "acks": "all", "retries": "5"}, RDKAFKA),
+        push({"group.id": "tiny-queue", "queued.min.messages": "5"}, RDKAFKA),
     ]
     fleet = [push({"acks": "all", "linger.ms": "5", "batch.size": "16384"}, RDKAFKA) for _ in range(MIN_PEERS)]
     return [*pushes, *fleet, push({"acks": "all", "linger.ms": "50000", "batch.size": "16384"}, RDKAFKA)]

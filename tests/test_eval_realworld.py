@@ -127,9 +127,9 @@ def test_the_figures_hold_on_the_real_world_set() -> None:
     text = format_realworld(report)
     assert report.custom_keys == [], text  # no key the client's own release defines is called custom
     assert report.rules and all(report.precision(rule) >= 0.9 for rule in report.rules), text
-    # 0.852 (52 of 61), below the 0.9 issue 68 asks; blind batches far below (docs/detection.md).
-    assert report.recall is not None and report.recall >= 0.852, text
-    assert len(report.found) >= 52, text  # the set's labelled, visible misconfigurations
+    # 0.902 (55 of 61), in-sample: the blind batches found far less (docs/detection.md).
+    assert report.recall is not None and report.recall >= 0.9, text
+    assert len(report.found) >= 55, text  # the set's labelled, visible misconfigurations
     assert {"java: development", "librdkafka: rdkafka 1 2026-12-07"} <= {row[0] for row in report.by_group()}
     known = {r.id for r in CATALOG}
     assert set(report.rules) <= known

@@ -80,6 +80,24 @@ CASES: list[tuple[str, tuple[str, str], dict[str, str] | list[dict[str, Any]], b
     ("max-block-unbounded", JAVA, {"max.block.ms": "300000"}, False),
     ("max-block-unbounded", JAVA, {**G, "auto.offset.reset": "earliest", "max.block.ms": "9223372036854775807"},
      False),  # a consumer
+    ("max-block-too-short", JAVA, {"max.block.ms": "2000"}, True),
+    ("max-block-too-short", JAVA, {"max.block.ms": "60000"}, False),
+    ("max-block-too-short", JAVA, {"max.block.ms": "10000"}, False),  # fails fast, after a KRaft failover
+    ("max-block-too-short", JAVA, {**G, "auto.offset.reset": "earliest", "max.block.ms": "2000"}, False),  # consumer
+    ("idempotence-off-reordering", RDKAFKA, {"enable.idempotence": "false", "acks": "all", "retries": "5"}, True),
+    ("idempotence-off-reordering", RDKAFKA, {"enable.idempotence": "false"}, True),  # the rest: defaults
+    ("idempotence-off-reordering", RDKAFKA, {"enable.idempotence": "false", "acks": "1"}, False),  # no idempotence
+    ("idempotence-off-reordering", RDKAFKA, {"enable.idempotence": "false", "max.in.flight": "1"}, False),  # ordered
+    ("idempotence-off-reordering", RDKAFKA, {"enable.idempotence": "false", "retries": "0"}, False),
+    ("idempotence-off-reordering", RDKAFKA, {"enable.idempotence": "false", "acks": "0"}, False),  # acks-zero
+    ("idempotence-off-reordering", RDKAFKA, {"acks": "all"}, False),  # false by default: not the user's choice
+    ("idempotence-off-reordering", JAVA, {"enable.idempotence": "false", "acks": "all"}, True),
+    ("idempotence-off-reordering", JAVA, {"acks": "1", "enable.idempotence": "false"}, False),  # acks 1: coherent
+    ("idempotence-off-reordering", JAVA, {"enable.idempotence": "false", "transactional.id": "tx-1"}, False),
+    ("idempotence-off-reordering", JAVA_2, [entry("enable.idempotence", "false", "BOOLEAN", default=True)], False),
+    ("queued-min-messages-tiny", RDKAFKA, {**G, "queued.min.messages": "5"}, True),
+    ("queued-min-messages-tiny", RDKAFKA, {**G, "queued.min.messages": "10000"}, False),
+    ("queued-min-messages-tiny", RDKAFKA, {**G, "fetch.wait.max.ms": "100"}, False),  # the default, 100000
     ("bootstrap-public-address", JAVA, {"bootstrap.servers": "kafka-1:9092,54.196.138.162:8080"}, True),
     ("bootstrap-public-address", RDKAFKA, {"bootstrap.servers": "[2600:1f18::10]:9092"}, True),
     ("bootstrap-public-address", JAVA, {"bootstrap.servers": "10.0.0.5:9092,172.16.4.2:9092,100.64.0.9:9092"}, False),

@@ -67,6 +67,9 @@ STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
                 "transactional.id holds a UUID: a new transactional id every start, which fences no earlier instance"),
     AnomalyRule("batch-size-above-request-size", p.batch_above_request_size,
                 "batch.size={batch.size} is above the request size cap max.request.size={max.request.size}"),
+    AnomalyRule("idempotence-off-reordering", p.idem_off_reordering,
+                "acks=all with enable.idempotence=false, retries={retries} and max.in.flight.requests.per.connection="
+                "{max.in.flight.requests.per.connection}: a retried batch can be duplicated or reordered"),
     AnomalyRule("acks-zero", p.acks_zero, "acks=0: failed writes go unnoticed and retries do not apply"),
     AnomalyRule("acks-leader-only", p.acks_leader_only,
                 "acks=1 where the client's default is all: a write the leader acknowledged is lost if it fails "
@@ -95,6 +98,8 @@ STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
                 "session.timeout.ms={session.timeout.ms}"),
     AnomalyRule("session-timeout-out-of-bounds", c.session_bounds,
                 "session.timeout.ms={session.timeout.ms} is outside the broker's default bounds 6000..1800000"),
+    AnomalyRule("max-block-too-short", p.max_block_short,
+                "max.block.ms={max.block.ms} is below 9000: send() gives up before a broker failover is over"),
     AnomalyRule("max-block-unbounded", p.max_block_unbounded, "max.block.ms={max.block.ms} is a day or more"),
     AnomalyRule("delivery-timeout-unbounded", p.delivery_unbounded,
                 "delivery.timeout.ms={delivery.timeout.ms} is a day or more, or infinite (librdkafka's 0)"),
@@ -104,6 +109,9 @@ STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
     AnomalyRule("fetch-size-out-of-range", c.fetch_size,
                 "fetch.max.bytes={fetch.max.bytes} or max.partition.fetch.bytes={max.partition.fetch.bytes} is "
                 "above 1 GiB"),
+    AnomalyRule("queued-min-messages-tiny", c.queued_min_tiny,
+                "queued.min.messages={queued.min.messages} is below 1000 (default 100000): the fetcher pauses after "
+                "nearly every response"),
     AnomalyRule("exactly-once-single-replica", c.eos_single_replica,
                 "processing.guarantee={processing.guarantee} with replication.factor=1"),
     AnomalyRule("fetch-wait-not-below-request-timeout", c.fetch_wait,

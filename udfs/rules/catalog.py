@@ -250,6 +250,15 @@ CATALOG: Final[tuple[Rule, ...]] = (
              f"{_PRODUCER}: max.block.ms (bounds the time send() and partitionsFor() block)",
              clients="Java producers, every release, but those Kafka Connect configures itself (client id "
                      "connector-producer-..., ...-offsets, -statuses, -configs), which it blocks on purpose"),
+    _anomaly("max-block-too-short", "medium", ("max.block.ms",),
+             "max.block.ms set below 9 s, the shortest default wait before a dead broker's partitions get new "
+             "leaders (KRaft's; ZooKeeper's 18 s): while a failover or a rolling restart holds batches back, the "
+             "buffer fills and send() throws instead of waiting it out, so every broker restart becomes "
+             "application errors.",
+             f"{_PRODUCER}: max.block.ms (how long send() blocks for metadata or buffer space), buffer.memory; "
+             "Broker Configs: zookeeper.session.timeout.ms, broker.session.timeout.ms",
+             clients="Java producers, max.block.ms set by the user (librdkafka's produce() never blocks: its "
+                     "queue-full error is immediate)"),
     _anomaly("delivery-timeout-unbounded", "medium", ("delivery.timeout.ms",),
              "A delivery timeout of a day or more, or none (librdkafka's 0 is infinite): a record that cannot be "
              "delivered is never reported as failed, so an outage fills the producer's buffer and hangs flush() "
@@ -259,6 +268,19 @@ CATALOG: Final[tuple[Rule, ...]] = (
              clients=f"{_PRODUCERS}, but those Kafka Connect configures itself (client id connector-producer-..., "
                      "...-offsets, -statuses, -configs) and transactional ones (transaction.timeout.ms bounds them; "
                      "Kafka Streams under exactly-once sets Integer.MAX_VALUE on purpose)"),
+    _anomaly("idempotence-off-reordering", "medium",
+             ("enable.idempotence", "acks", "retries", "max.in.flight.requests.per.connection"),
+             "enable.idempotence=false set by the user on an acks=all producer that retries with more than one "
+             "request in flight: a retried batch can be written twice and land after the batches sent behind it, "
+             "where idempotence would give the same durability without either.",
+             f"{_PRODUCER}: max.in.flight.requests.per.connection (greater than 1 with enable.idempotence=false: a "
+             "risk of message reordering after a failed send due to retries), enable.idempotence (requires acks "
+             "all); librdkafka CONFIGURATION.md: enable.idempotence (messages produced exactly once and in the "
+             "original order)",
+             clients="Java producers from 3.0 and librdkafka producers that set enable.idempotence=false with acks "
+                     "all (with acks 0 or 1 idempotence cannot hold), unless idempotence-implicitly-disabled or "
+                     "transactional-without-idempotence says it; not where false is the release's default (Java "
+                     "before 3.0, librdkafka when not set)"),
     _anomaly("acks-zero", "medium", ("acks",),
              "acks=0: the producer never learns about failed writes and retries do not take effect.",
              f"{_PRODUCER}: acks",
@@ -340,6 +362,13 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "fetch.max.wait.ms is not below request.timeout.ms, so an idle fetch times out before the broker answers.",
              f"{_CONSUMER}: fetch.max.wait.ms, request.timeout.ms",
              clients=_CONSUMERS),
+    _anomaly("queued-min-messages-tiny", "medium", ("queued.min.messages",),
+             "queued.min.messages set below 1,000 (default 100,000), fewer messages than one fetch of a partition "
+             "returns (1 MiB of 1 KiB messages): the fetcher pauses after nearly every response, so consumption "
+             "waits on a fetch round trip every few messages and the brokers see a stream of small fetches.",
+             "librdkafka CONFIGURATION.md: queued.min.messages (minimum number of messages per topic+partition "
+             "librdkafka tries to maintain in the local consumer queue), fetch.message.max.bytes (default 1 MiB)",
+             clients="librdkafka consumers, queued.min.messages set by the user"),
     _anomaly("exactly-once-single-replica", "high", ("processing.guarantee", "replication.factor"),
              "Exactly-once processing with replication.factor=1: the application's changelog and repartition "
              "topics live on one broker, whose loss stops the application or loses its state.",

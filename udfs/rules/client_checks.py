@@ -16,14 +16,15 @@ import pandas as pd
 from udfs.rules.effective import Effective, flag
 
 __all__ = ["BROKER_MAX_SESSION_MS", "BROKER_MIN_SESSION_MS", "CLASSIC_ONLY", "MAX_FETCH_BYTES", "MAX_POLL_RECORDS",
-           "bootstrap_malformed", "bootstrap_public", "consumer_protocol", "eos_single_replica", "fetch_size",
-           "fetch_wait", "hb_session", "hb_third", "max_poll_records", "reconnect_inverted", "retry_inverted",
-           "session_bounds", "socket_setup_inverted"]
+           "MIN_QUEUED_MESSAGES", "bootstrap_malformed", "bootstrap_public", "consumer_protocol", "eos_single_replica",
+           "fetch_size", "fetch_wait", "hb_session", "hb_third", "max_poll_records", "queued_min_tiny",
+           "reconnect_inverted", "retry_inverted", "session_bounds", "socket_setup_inverted"]
 
 BROKER_MIN_SESSION_MS: Final = 6_000
 BROKER_MAX_SESSION_MS: Final = 1_800_000
 MAX_POLL_RECORDS: Final = 100_000  # max-poll-records-out-of-range (catalog rationale)
 MAX_FETCH_BYTES: Final = 1 << 30  # fetch-size-out-of-range
+MIN_QUEUED_MESSAGES: Final = 1_000  # queued-min-messages-tiny: 1 MiB (one partition's fetch) of 1 KiB messages
 CLASSIC_ONLY: Final = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy")
 _IP_LITERAL: Final = r"(?:^|[,\s/])(\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\])(?=[:,\s]|$)"
 
@@ -89,6 +90,11 @@ def fetch_wait(e: Effective) -> pd.Series:
 
 def max_poll_records(e: Effective) -> pd.Series:
     return e.consumers & e.set_by_user("max.poll.records", e.value("max.poll.records") > MAX_POLL_RECORDS)
+
+
+def queued_min_tiny(e: Effective) -> pd.Series:
+    return (e.consumers & (e.judge == "librdkafka")
+            & e.set_by_user("queued.min.messages", e.value("queued.min.messages") < MIN_QUEUED_MESSAGES))
 
 
 def fetch_size(e: Effective) -> pd.Series:

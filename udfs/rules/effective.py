@@ -36,7 +36,7 @@ NUMERIC_KEYS: Final = (
     "retry.backoff.ms", "retry.backoff.max.ms", "socket.connection.setup.timeout.ms",
     "socket.connection.setup.timeout.max.ms", "heartbeat.interval.ms", "session.timeout.ms", "fetch.max.wait.ms",
     "max.poll.records", "fetch.max.bytes", "max.partition.fetch.bytes", "replication.factor", "max.block.ms",
-    "max.request.size", "socket.timeout.ms",
+    "max.request.size", "socket.timeout.ms", "queued.min.messages",
 )
 BOOL_KEYS: Final = ("enable.idempotence",)
 STRING_KEYS: Final = ("transactional.id", "group.protocol", "partition.assignment.strategy", "group.id",

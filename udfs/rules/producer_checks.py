@@ -27,18 +27,21 @@ import pyarrow.compute as pc
 from udfs.rules.effective import Effective, flag
 from udfs.rules.identity import UUID
 
-__all__ = ["FAILOVER_MS", "IDEMPOTENCE_MAX_IN_FLIGHT", "MIN_ACKS_ALL_REQUEST_TIMEOUT_MS", "MIN_BUFFER_MEMORY",
+__all__ = ["FAILOVER_MS", "IDEMPOTENCE_MAX_IN_FLIGHT", "KRAFT_FAILOVER_MS", "MIN_ACKS_ALL_REQUEST_TIMEOUT_MS",
+           "MIN_BUFFER_MEMORY",
            "RANDOM_ID", "UNBOUNDED_MS", "acks_all_retries_zero", "acks_leader_only", "acks_zero",
            "batch_above_request_size", "batching_disabled", "buffer_below_batch", "buffer_too_small",
-           "delivery_short", "delivery_unbounded", "idem_acks", "idem_implicit", "idem_inflight", "idem_retries",
-           "max_block_unbounded", "request_timeout_short", "retries_limited", "socket_timeout_below_request",
-           "transactional", "transactional_id_random", "txn_no_idem"]
+           "delivery_short", "delivery_unbounded", "idem_acks", "idem_implicit", "idem_inflight", "idem_off_reordering",
+           "idem_retries", "max_block_short", "max_block_unbounded", "request_timeout_short", "retries_limited",
+           "socket_timeout_below_request", "transactional", "transactional_id_random", "txn_no_idem"]
 
 IDEMPOTENCE_MAX_IN_FLIGHT: Final = 5
 UNBOUNDED_MS: Final = 86_400_000  # a day: a wait this long is no bound (max-block-, delivery-timeout-unbounded)
 MIN_BUFFER_MEMORY: Final = 1 << 20  # buffer-memory-too-small
-FAILOVER_MS: Final = 18_000  # retries-limited: zookeeper.session.timeout.ms, the longest default wait to notice a
-#                              dead broker (KRaft's broker.session.timeout.ms is 9 s) before its leaderships move
+# retries-limited: zookeeper.session.timeout.ms, the longest default wait to notice a dead broker (KRaft's
+# broker.session.timeout.ms is 9 s) before its leaderships move
+FAILOVER_MS: Final = 18_000
+KRAFT_FAILOVER_MS: Final = 9_000  # max-block-too-short: the shortest such default wait, KRaft's
 MIN_ACKS_ALL_REQUEST_TIMEOUT_MS: Final = 10_000  # request-timeout-below-replica-lag: replica.lag.time.max.ms before
 #                                                  2.5 (30 s from 2.5, KIP-537)
 RANDOM_ID: Final = f"{UUID}|[0-9a-fA-F]{{32}}"  # transactional-id-random: a UUID, with or without its dashes
@@ -91,6 +94,18 @@ def idem_implicit(e: Effective) -> pd.Series:
                 | (flag(e.value(mif) > IDEMPOTENCE_MAX_IN_FLIGHT) & e.explicit[mif])
                 | (flag(e.value("retries") == 0) & e.explicit["retries"]))
     return e.producers & e.yields & ~e.explicit["enable.idempotence"] & conflict
+
+
+def idem_off_reordering(e: Effective) -> pd.Series:
+    """An acks=all producer with enable.idempotence=false the user set (where false is not the release's default:
+    the push says so), retrying with more than one request in flight. Idempotence would give the same durability
+    without duplicates or reordering; with acks 0 or 1 it cannot hold, so false is no mistake there. Not where Java
+    turned its own default off (idempotence-implicitly-disabled) nor on a transactional producer
+    (transactional-without-idempotence)."""
+    off = e.set_by_user("enable.idempotence", e.value("enable.idempotence").eq(False))
+    retrying = flag(e.value("retries") > 0) & flag(e.value("max.in.flight.requests.per.connection") > 1)
+    return (e.producers & e.judge.isin(["java", "librdkafka"]) & off & _acks_all(e) & retrying
+            & ~idem_implicit(e) & ~transactional(e))
 
 
 def transactional(e: Effective) -> pd.Series:
@@ -152,6 +167,12 @@ def socket_timeout_below_request(e: Effective) -> pd.Series:
 
 def buffer_too_small(e: Effective) -> pd.Series:
     return e.producers & e.set_by_user("buffer.memory", e.value("buffer.memory") < MIN_BUFFER_MEMORY)
+
+
+def max_block_short(e: Effective) -> pd.Series:
+    """Java, set by the user below even KRaft's wait to notice a dead broker; librdkafka's produce() never blocks."""
+    short = e.value("max.block.ms") < KRAFT_FAILOVER_MS
+    return e.producers & (e.judge == "java") & e.set_by_user("max.block.ms", short)
 
 
 def max_block_unbounded(e: Effective) -> pd.Series:
