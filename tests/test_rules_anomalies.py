@@ -78,6 +78,11 @@ CASES: list[tuple[str, tuple[str, str], dict[str, str] | list[dict[str, Any]], b
     ("buffer-memory-too-small", RDKAFKA, {"queue.buffering.max.kbytes": "100"}, False),  # not the same measure
     ("max-block-unbounded", JAVA, {"max.block.ms": "9223372036854775807"}, True),
     ("max-block-unbounded", JAVA, {"max.block.ms": "300000"}, False),
+    # Kafka Connect's Worker overrides on a task producer whose client id does not name it (before 2.3)
+    ("max-block-unbounded", JAVA_2, {"max.block.ms": "9223372036854775807", "request.timeout.ms": "2147483647",
+                                     "acks": "all", "max.in.flight.requests.per.connection": "1"}, False),
+    ("max-block-unbounded", JAVA_2, {"max.block.ms": "9223372036854775807", "request.timeout.ms": "2147483647",
+                                     "acks": "all"}, True),  # not all of them: not Connect's
     ("max-block-unbounded", JAVA, {**G, "auto.offset.reset": "earliest", "max.block.ms": "9223372036854775807"},
      False),  # a consumer
     ("max-block-too-short", JAVA, {"max.block.ms": "2000"}, True),
@@ -178,6 +183,8 @@ CASES: list[tuple[str, tuple[str, str], dict[str, str] | list[dict[str, Any]], b
     ("delivery-timeout-too-short", RDKAFKA, {"message.timeout.ms": "0"}, False),  # 0 is infinite
     ("delivery-timeout-too-short", JAVA_3, {"delivery.timeout.ms": "30004"}, False),  # linger.ms default 0 in 3.9
     ("delivery-timeout-too-short", JAVA, {"delivery.timeout.ms": "30004"}, True),  # linger.ms default 5 in 4.x
+    ("delivery-timeout-too-short", JAVA, {"delivery.timeout.ms": "5000", "request.timeout.ms": "500"}, True),  # < 9 s
+    ("delivery-timeout-too-short", JAVA, {"delivery.timeout.ms": "10000", "request.timeout.ms": "500"}, False),
     ("buffer-below-batch", JAVA, {"buffer.memory": "1000", "batch.size": "16384"}, True),
     ("buffer-below-batch", JAVA, {"batch.size": "16384"}, False),
     ("reconnect-backoff-inverted", JAVA, {"reconnect.backoff.ms": "500", "reconnect.backoff.max.ms": "100"}, True),

@@ -80,7 +80,7 @@ STATELESS_ANOMALIES: tuple[AnomalyRule, ...] = (
                 "bootstrap.servers names a broker by a public IP address: check that the connection uses TLS"),
     AnomalyRule("delivery-timeout-too-short", p.delivery_short,
                 "delivery.timeout.ms={delivery.timeout.ms} is below linger.ms={linger.ms} + "
-                "request.timeout.ms={request.timeout.ms}"),
+                "request.timeout.ms={request.timeout.ms}, or below 9000 (a broker failover)"),
     AnomalyRule("buffer-below-batch", p.buffer_below_batch,
                 "buffer.memory={buffer.memory} is below batch.size={batch.size}"),
     AnomalyRule("reconnect-backoff-inverted", c.reconnect_inverted,

@@ -294,9 +294,13 @@ CATALOG: Final[tuple[Rule, ...]] = (
              clients="librdkafka producers that set acks to 1, unless enable.idempotence=true (idempotence-acks); "
                      "not Java (default 1 before 3.0; from 3.0 idempotence-implicitly-disabled)"),
     _anomaly("delivery-timeout-too-short", "medium", ("delivery.timeout.ms", "linger.ms", "request.timeout.ms"),
-             "delivery.timeout.ms is below linger.ms + request.timeout.ms.",
-             f"{_PRODUCER}: delivery.timeout.ms",
-             clients=_PRODUCERS),
+             "delivery.timeout.ms is below linger.ms + request.timeout.ms, or below 9 s, the shortest default wait "
+             "before a dead broker's partitions get new leaders (KRaft's): a failover or rolling restart then fails "
+             "sends that retrying would have delivered.",
+             f"{_PRODUCER}: delivery.timeout.ms (should be at least linger.ms + request.timeout.ms; an upper bound "
+             "on the time to report success or failure, retries included); KIP-91; Broker Configs: "
+             "broker.session.timeout.ms",
+             clients=f"{_PRODUCERS}; the 9 s bound where the user set the value"),
     _anomaly("buffer-memory-too-small", "medium", ("buffer.memory",),
              "buffer.memory set below 1 MiB: the producer holds only a few batches, so any slowdown of the brokers "
              "blocks send() for up to max.block.ms and throughput collapses (default 32 MiB).",

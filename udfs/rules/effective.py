@@ -56,7 +56,7 @@ class Effective:
     role: pd.Series          # profile role per push, "none" without a profile
     judge: pd.Series         # "java", "librdkafka" or "none" per push
     yields: pd.Series        # bool: default idempotence gives way to conflicting settings at this release
-    connect: pd.Series       # bool: a producer Kafka Connect configures itself (its client id says so)
+    connect: pd.Series       # bool: a producer Kafka Connect configures itself (its client id or overrides say so)
     streams: pd.Series       # bool: a producer Kafka Streams configures itself (its client id says so)
 
     def value(self, key: str) -> pd.Series:
@@ -74,6 +74,14 @@ class Effective:
     def set_by_user(self, key: str, bad: pd.Series) -> pd.Series:
         """``bad`` where the user set ``key``: a release's own default is that release's behaviour, not a choice."""
         return flag(bad) & self.explicit[key]
+
+
+def _connect_overrides(typed: pd.DataFrame) -> pd.Series:
+    """The overrides Kafka Connect's Worker gives every task producer, all at once (Worker.java, every release:
+    request.timeout.ms Integer.MAX_VALUE, max.block.ms Long.MAX_VALUE, acks all, one request in flight): a task
+    producer of a release whose client ids do not name it (before 2.3, KIP-411)."""
+    return (flag(typed["request.timeout.ms"] == 2**31 - 1) & flag(typed["max.block.ms"] == 2**63 - 1)
+            & flag(typed["acks"] == -1) & flag(typed["max.in.flight.requests.per.connection"] == 1))
 
 
 def flag(mask: pd.Series) -> pd.Series:
@@ -199,5 +207,5 @@ def effective(batch: PushBatch) -> Effective:
 
     return Effective(values=typed, sent=pd.DataFrame(sent, columns=list(RULE_KEYS), index=index),
                      explicit=pd.DataFrame(explicit, columns=list(RULE_KEYS), index=index), role=role, judge=judge,
-                     yields=yields, connect=client_id_matches(CONNECT_PRODUCER),
+                     yields=yields, connect=client_id_matches(CONNECT_PRODUCER) | _connect_overrides(typed),
                      streams=client_id_matches(STREAMS_PRODUCER))

@@ -41,7 +41,7 @@ MIN_BUFFER_MEMORY: Final = 1 << 20  # buffer-memory-too-small
 # retries-limited: zookeeper.session.timeout.ms, the longest default wait to notice a dead broker (KRaft's
 # broker.session.timeout.ms is 9 s) before its leaderships move
 FAILOVER_MS: Final = 18_000
-KRAFT_FAILOVER_MS: Final = 9_000  # max-block-too-short: the shortest such default wait, KRaft's
+KRAFT_FAILOVER_MS: Final = 9_000  # max-block-too-short, delivery-timeout-too-short: the shortest such wait, KRaft's
 MIN_ACKS_ALL_REQUEST_TIMEOUT_MS: Final = 10_000  # request-timeout-below-replica-lag: replica.lag.time.max.ms before
 #                                                  2.5 (30 s from 2.5, KIP-537)
 RANDOM_ID: Final = f"{UUID}|[0-9a-fA-F]{{32}}"  # transactional-id-random: a UUID, with or without its dashes
@@ -203,10 +203,13 @@ def acks_leader_only(e: Effective) -> pd.Series:
 
 
 def delivery_short(e: Effective) -> pd.Series:
+    """Below linger + request timeout (Java raises a default itself), or set by the user below a KRaft failover."""
     dt = e.value("delivery.timeout.ms")
     short = flag(dt < e.value("linger.ms") + e.value("request.timeout.ms"))
     infinite = (e.judge == "librdkafka") & flag(dt == 0)
-    return e.producers & short & ~infinite & ((e.judge != "java") | e.explicit["delivery.timeout.ms"])
+    below_failover = e.set_by_user("delivery.timeout.ms", dt < KRAFT_FAILOVER_MS)
+    judged = (e.judge != "java") | e.explicit["delivery.timeout.ms"]
+    return e.producers & (short | below_failover) & ~infinite & judged
 
 
 def buffer_below_batch(e: Effective) -> pd.Series:

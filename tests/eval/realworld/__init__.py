@@ -95,6 +95,7 @@ class Push:
     software_version: str = ""
     client_id: str = ""
     names: Mapping[str, str] = field(default_factory=dict)  # another name of a key -> the key pushed
+    unknown: frozenset[str] = frozenset()  # keys pushed whose value the set records only as an expression (run time)
 
     @property
     def sent(self) -> frozenset[str]:

@@ -126,12 +126,17 @@ def to_push(config: RdkafkaConfig) -> Push:
         if key not in aliases and spec.type != "UNKNOWN" and not key.startswith("client.software."):
             entries[key] = {"key": key, "value": spec.default, "type": spec.type, "is_default": True}
     client_id = "rdkafka"
+    unknown = set()
     for written, value in config.config:
         if _binding_only(config, written, value):
             continue
         key = aliases.get(written, written)
         spec = specs.get(key)
         runtime = isinstance(value, str) and value.startswith(RUNTIME)
+        if runtime:
+            unknown.add(key)
+        else:
+            unknown.discard(key)
         entries[key] = {"key": key, "value": None if runtime else _printed(value),
                         "type": spec.type if spec else "STRING", "is_default": False}
         if key == "client.id" and not runtime:
@@ -139,4 +144,4 @@ def to_push(config: RdkafkaConfig) -> Push:
     withheld = {k for k, e in entries.items() if kip_client_reason(k, e["type"]) is not None}  # set or default
     names = {k: prof.canonical(k) for k in aliases} | {k: prof.canonical(v) for k, v in prof.equivalents.items()}
     return Push(config, tuple(e for k, e in entries.items() if k not in withheld), frozenset(withheld),
-                config.software_name, software_version(config), client_id, names)
+                config.software_name, software_version(config), client_id, names, frozenset(unknown - withheld))

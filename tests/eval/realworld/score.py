@@ -44,6 +44,8 @@ class RealWorldReport:
     found: list[tuple[str, Label]] = field(default_factory=list)
     missed: list[tuple[str, Label]] = field(default_factory=list)
     hidden: list[tuple[str, Label]] = field(default_factory=list)  # on keys no push shows
+    # on keys the push carries with a run-time value the set does not record: neither found nor missed
+    unknown: list[tuple[str, Label]] = field(default_factory=list)
     custom_keys: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (dump, keys) custom findings
     true_findings: list[tuple[str, str]] = field(default_factory=list)  # (dump, rule)
     group: dict[str, str] = field(default_factory=dict)  # dump id -> its client family and batch
@@ -130,10 +132,13 @@ def score(chosen: Sequence[Dump | RdkafkaConfig] | None = None) -> RealWorldRepo
             report.false_findings.append((push.dump.id, finding["rule"], keys))
     for push in pushes:
         for i, label in enumerate(push.dump.labels):
-            if not push.pushed_as(label.keys) & push.sent:
+            shown = push.pushed_as(label.keys) & push.sent
+            if not shown:
                 report.hidden.append((push.dump.id, label))
             elif (push.dump.id, i) in met:
                 report.found.append((push.dump.id, label))
+            elif shown <= push.unknown:
+                report.unknown.append((push.dump.id, label))
             else:
                 report.missed.append((push.dump.id, label))
     return report
@@ -145,7 +150,8 @@ def format_realworld(report: RealWorldReport) -> str:
     out = [f"real-world set: {report.dumps} published client configurations scored "
            f"({len(report.excluded)} excluded), {len(report.found) + len(report.missed)} labelled misconfigurations "
            f"a push shows: recall {recall} ({len(report.found)} found); {len(report.hidden)} more on keys a KIP "
-           f"client withholds; custom-key findings on keys the release defines: {len(report.custom_keys)}",
+           f"client withholds, {len(report.unknown)} on run-time values the set does not record; custom-key "
+           f"findings on keys the release defines: {len(report.custom_keys)}",
            "", "| rule | precision | TP | FP |", "|---|---|---|---|"]
     out += [f"| `{rule}` | {report.precision(rule):.3f} | {report.tp[rule]} | {report.fp[rule]} |"
             for rule in report.rules]
@@ -154,7 +160,8 @@ def format_realworld(report: RealWorldReport) -> str:
     out += [f"| {name} | {n} | {shown} | {found} | {tp} | {fp} |"
             for name, n, shown, found, tp, fp in report.by_group()]
     out.append("")
-    for title, rows in (("missed", report.missed), ("hidden from pushes", report.hidden)):
+    for title, rows in (("missed", report.missed), ("hidden from pushes", report.hidden),
+                        ("value not recorded", report.unknown)):
         out += [f"- {title}: `{dump}` {', '.join(label.keys)}: {label.problem}" for dump, label in rows]
     out += [f"- false: `{dump}` {rule} on {', '.join(keys)}" for dump, rule, keys in report.false_findings]
     out += [f"- excluded: `{dump}`: {why}" for dump, why in report.excluded.items()]
