@@ -11,6 +11,9 @@ produce, raw asyncio sockets for handshakes).
 2. Produce latency: the same producer at a steady ``--rate`` msg/s for
    ``--latency-s`` seconds, send to delivery report, p50/p99; direct and through
    the gateway, alternating.
+   With ``--push-rate N``, a third latency run per round goes through the gateway
+   while ``configwatch simulate`` (its own process) pushes N configurations a
+   second through it: what a fleet's pushes cost the proxied traffic.
 3. New connections per second per gateway process: ``--concurrency`` client
    tasks each connect (a TLS handshake first under SASL_SSL), send ApiVersions
    v3 (a KIP-511 name and version), read the answer (forwarded to the broker and
@@ -123,6 +126,25 @@ def _gateway(broker: str, upstream: str, events: str, security: _Security) -> It
         proc.wait(timeout=60)
 
 
+@contextmanager
+def _pushing(address: str, rate: int, seconds: float, security: _Security) -> Iterator[None]:
+    """``configwatch simulate`` pushing ``rate`` configurations a second through the gateway, for the block."""
+    if security.protocol != "PLAINTEXT":
+        raise SystemExit("--push-rate: the simulated fleet speaks PLAINTEXT only")
+    host, port = address.rsplit(":", 1)
+    cmd = [sys.executable, "-m", "cli.main", "--log-level", "ERROR", "simulate", "--connect", "--gateway-host", host,
+           "--gateway-port", port, "--clients", str(int(rate * (seconds + 30))), "--rate", str(rate),
+           "--hold-ms", "0", "--concurrency", "50", "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "CONFIGWATCH_FINGERPRINT_KEY": "bench-proxy"})
+    try:
+        time.sleep(3)  # the fleet's first connections; not a synchronisation: a bench warm-up
+        yield
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+
+
 def _producer(bootstrap: str, security: dict[str, str]) -> Producer:
     return Producer({"bootstrap.servers": bootstrap, "acks": "all", "client.id": "bench-proxy", **security})
 
@@ -216,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--latency-s", type=float, default=20.0)
     p.add_argument("--concurrency", type=int, default=50)
     p.add_argument("--handshake-s", type=float, default=15.0)
+    p.add_argument("--push-rate", type=int, default=0, help="pushes/s beside a third latency run (0: none)")
     p.add_argument("--security-protocol", choices=("PLAINTEXT", "SASL_SSL"), default="PLAINTEXT")
     p.add_argument("--out", type=Path, default=None, help="default: bench/results/proxy[-sasl_ssl].json")
     args = p.parse_args(argv)
@@ -237,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
                 _throughput(proxied, topic, min(args.messages, 10_000), client)
                 mbs: dict[str, list[float]] = {"direct": [], "gateway": []}
                 lat: dict[str, list[dict[str, float]]] = {"direct": [], "gateway": []}
+                if args.push_rate:
+                    lat["gateway_with_pushes"] = []
                 for _ in range(args.rounds):
                     for name, bootstrap in (("direct", direct), ("gateway", proxied)):
                         mbs[name].append(round(_throughput(bootstrap, topic, args.messages, client), 1))
@@ -245,6 +270,12 @@ def main(argv: list[str] | None = None) -> int:
                     for name, bootstrap in (("direct", direct), ("gateway", proxied)):
                         lat[name].append(_latency(bootstrap, topic, args.rate, args.latency_s, client))
                         print(f"latency {name}: {lat[name][-1]}", flush=True)
+                    if args.push_rate:
+                        with _pushing(proxied, args.push_rate, args.latency_s, security):
+                            lat["gateway_with_pushes"].append(
+                                _latency(proxied, topic, args.rate, args.latency_s, client))
+                        print(f"latency gateway, {args.push_rate} pushes/s: {lat['gateway_with_pushes'][-1]}",
+                              flush=True)
                 pids = {"gateway": gateway_pid, "broker": info.pid, "clients": os.getpid()}
                 before = {name: cpu_seconds(pid) for name, pid in pids.items()}
                 hand = asyncio.run(_handshakes(proxied, args.concurrency, args.handshake_s, security.tls()))
