@@ -277,10 +277,10 @@ CATALOG: Final[tuple[Rule, ...]] = (
              "risk of message reordering after a failed send due to retries), enable.idempotence (requires acks "
              "all); librdkafka CONFIGURATION.md: enable.idempotence (messages produced exactly once and in the "
              "original order)",
-             clients="Java producers from 3.0 and librdkafka producers that set enable.idempotence=false with acks "
-                     "all (with acks 0 or 1 idempotence cannot hold), unless idempotence-implicitly-disabled or "
-                     "transactional-without-idempotence says it; not where false is the release's default (Java "
-                     "before 3.0, librdkafka when not set)"),
+             clients="Java and librdkafka producers whose user set enable.idempotence=false with acks all (with "
+                     "acks 0 or 1 idempotence cannot hold), unless idempotence-implicitly-disabled or "
+                     "transactional-without-idempotence says it; not where false is only the release's default, "
+                     "left unset (Java before 3.0, librdkafka)"),
     _anomaly("acks-zero", "medium", ("acks",),
              "acks=0: the producer never learns about failed writes and retries do not take effect.",
              f"{_PRODUCER}: acks",
