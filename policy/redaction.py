@@ -54,12 +54,12 @@ def redact_all(requests: Sequence[tuple[RequestContext, ClientConfigData]], key:
         entries: list[ConfigEntry] = []
         sensitive: list[tuple[str, str]] = []
         for entry in push.configs or ():
-            reason = in_key[j] or reasons[j]
-            shown = str(batch.safe_keys[j])
+            reason, shown = in_key[j] or reasons[j], batch.safe_keys[j]
             j += 1
             if entry.redacted or reason is None:
                 entries.append(entry)
                 continue
+            shown = str(shown)
             sensitive.append((shown, reason))
             if enabled:
                 entries.append(ConfigEntry(shown, None, entry.type, entry.is_default, redacted=True,

@@ -128,7 +128,7 @@ class RequestHandler:
         self._recorded = RecordedPushes()
         self._judge = PushJudge(policy) if policy is not None else None
         if self._judge is not None:
-            metrics.watch_pending_pushes(lambda: self._judge.pending if self._judge else 0)
+            metrics.watch_pending_pushes(self._judge.pending)
         keys = [ApiVersionsResponse.ApiVersion(api_key=API_VERSIONS_KEY, min_version=0,
                                                max_version=API_VERSIONS_MAX_VERSION)]
         if policy is not None:

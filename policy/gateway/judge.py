@@ -65,7 +65,6 @@ class PushJudge:
         finally:
             self._pending -= 1
 
-    @property
     def pending(self) -> int:
         """Pushes waiting for the policy or being judged."""
         return self._pending

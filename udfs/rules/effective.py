@@ -27,8 +27,9 @@ from udfs.rules.durations import go_durations_ms
 from udfs.rules.identity import CONNECT_PRODUCER, STREAMS_PRODUCER
 from udfs.rules.keysets import GO_DURATIONS, STREAMS
 
-__all__ = ["ACKS_DECORATION", "ACKS_WORDS", "BOOL_KEYS", "BOOL_WORDS", "MS_COLUMNS", "NO_PROFILE", "NUMBER",
-           "NUMERIC_KEYS", "RULE_KEYS", "STRING_KEYS", "YIELDING_IDEMPOTENCE", "Effective", "effective", "flag"]
+__all__ = ["ACKS_DECORATION", "ACKS_WORDS", "BOOL_KEYS", "BOOL_WORDS", "JAVA_INT_MAX", "JAVA_LONG_MAX", "MS_COLUMNS",
+           "NO_PROFILE", "NUMBER", "NUMERIC_KEYS", "RULE_KEYS", "STRING_KEYS", "YIELDING_IDEMPOTENCE", "Effective",
+           "effective", "flag"]
 
 NUMERIC_KEYS: Final = (
     "acks", "max.in.flight.requests.per.connection", "retries", "delivery.timeout.ms", "linger.ms",
@@ -42,6 +43,8 @@ BOOL_KEYS: Final = ("enable.idempotence",)
 STRING_KEYS: Final = ("transactional.id", "group.protocol", "partition.assignment.strategy", "group.id",
                       "bootstrap.servers", "processing.guarantee")
 RULE_KEYS: Final = NUMERIC_KEYS + BOOL_KEYS + STRING_KEYS
+JAVA_INT_MAX: Final = 2**31 - 1  # Integer.MAX_VALUE and Long.MAX_VALUE: the Java clients' "no bound"
+JAVA_LONG_MAX: Final = 2**63 - 1
 YIELDING_IDEMPOTENCE: Final = "default-idempotence-yields"  # the behaviour's name in defaults.json
 NO_PROFILE: Final = "none"  # role and judge of a push without a profile
 BOOL_WORDS: Final = {"true": True, "false": False}  # a boolean key's text, stripped and lower-cased
@@ -80,7 +83,7 @@ def _connect_overrides(typed: pd.DataFrame) -> pd.Series:
     """The overrides Kafka Connect's Worker gives every task producer, all at once (Worker.java, every release:
     request.timeout.ms Integer.MAX_VALUE, max.block.ms Long.MAX_VALUE, acks all, one request in flight): a task
     producer of a release whose client ids do not name it (before 2.3, KIP-411)."""
-    return (flag(typed["request.timeout.ms"] == 2**31 - 1) & flag(typed["max.block.ms"] == 2**63 - 1)
+    return (flag(typed["request.timeout.ms"] == JAVA_INT_MAX) & flag(typed["max.block.ms"] == JAVA_LONG_MAX)
             & flag(typed["acks"] == -1) & flag(typed["max.in.flight.requests.per.connection"] == 1))
 
 

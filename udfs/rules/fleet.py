@@ -50,6 +50,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from udfs.rules.batch import IDENTITY_FIELDS, SUBJECT, PushBatch
+from udfs.rules.effective import JAVA_INT_MAX, JAVA_LONG_MAX
 from udfs.rules.findings import event_times, raw_frame
 from udfs.sensitivity import sensitive_key_first
 
@@ -64,7 +65,7 @@ PENDING_COLUMNS = (*IDENTITY_FIELDS, "timestamp_ms", SUBJECT)  # what a pending 
 RARE_RADIUS = 0.05  # decades: values within about 12% count as the same setting
 IQR_K = 1.5
 MIN_LOG_DISTANCE = 1.5  # decades: see "far" above
-UNBOUNDED = (float(2**31 - 1), float(2**63 - 1))
+UNBOUNDED = (float(JAVA_INT_MAX), float(JAVA_LONG_MAX))
 BUCKET_WIDTH = 0.001
 MAX_BUCKETS = 512
 NUMERIC_TYPES = ("INT", "LONG", "SHORT", "DOUBLE")

@@ -28,8 +28,7 @@ from udfs.rules.effective import Effective, flag
 from udfs.rules.identity import UUID
 
 __all__ = ["FAILOVER_MS", "IDEMPOTENCE_MAX_IN_FLIGHT", "KRAFT_FAILOVER_MS", "MIN_ACKS_ALL_REQUEST_TIMEOUT_MS",
-           "MIN_BUFFER_MEMORY",
-           "RANDOM_ID", "UNBOUNDED_MS", "acks_all_retries_zero", "acks_leader_only", "acks_zero",
+           "MIN_BUFFER_MEMORY", "RANDOM_ID", "UNBOUNDED_MS", "acks_all_retries_zero", "acks_leader_only", "acks_zero",
            "batch_above_request_size", "batching_disabled", "buffer_below_batch", "buffer_too_small",
            "delivery_short", "delivery_unbounded", "idem_acks", "idem_implicit", "idem_inflight", "idem_off_reordering",
            "idem_retries", "max_block_short", "max_block_unbounded", "request_timeout_short", "retries_limited",
@@ -97,8 +96,8 @@ def idem_implicit(e: Effective) -> pd.Series:
 
 
 def idem_off_reordering(e: Effective) -> pd.Series:
-    """An acks=all producer with enable.idempotence=false the user set (where false is not the release's default:
-    the push says so), retrying with more than one request in flight. Idempotence would give the same durability
+    """An acks=all producer with enable.idempotence=false the user set (an unset release default is not judged),
+    retrying with more than one request in flight. Idempotence would give the same durability
     without duplicates or reordering; with acks 0 or 1 it cannot hold, so false is no mistake there. Not where Java
     turned its own default off (idempotence-implicitly-disabled) nor on a transactional producer
     (transactional-without-idempotence)."""
