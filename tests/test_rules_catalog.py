@@ -16,7 +16,7 @@ from udfs.rules import docgen
 from udfs.rules.catalog import CATALOG, Rule, rule
 from udfs.rules.detect import detect
 from udfs.rules.exceptions import RulesError
-from udfs.rules.findings import FINDING_SCHEMA, alert_id, to_findings
+from udfs.rules.findings import FINDING_SCHEMA, alert_id, contract_json, from_contract_json, to_findings
 
 
 def test_docs_rules_md_is_generated_from_the_catalog() -> None:
@@ -87,6 +87,17 @@ def test_findings_table_matches_the_contract() -> None:
     assert Finding.from_json(finding.to_json()) == finding
     assert json.loads(finding.to_json())["evidence"] == {"values": {"acks": 0}, "defaulted": []}
     assert finding.rule == "acks-zero" and finding.keys == ("acks",)
+
+
+def test_contract_json_is_the_findings_record_and_reads_back() -> None:
+    out = detect(table(push({"acks": "0", "client.id": "zähler", "bootstrap.servers": "https://b:9092"}, JAVA,
+                            client_id="zähler-“1”")), KEY, NOW_MS)
+    texts = contract_json(out)
+    assert len(texts) == out.num_rows >= 2
+    for text, finding in zip(texts, to_findings(out), strict=True):
+        assert json.loads(text) == json.loads(finding.to_json())
+        assert list(json.loads(text)) == FINDING_SCHEMA.names  # the contract's field order
+    assert from_contract_json(texts).equals(out)
 
 
 def test_empty_and_config_less_batches() -> None:

@@ -10,7 +10,7 @@ the client's release.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -160,27 +160,51 @@ def _fill(template: str, shown: dict[str, Any]) -> str:
     return PLACEHOLDER.sub(one, template)
 
 
-def _defaults_note(template: str, keys: list[str], shown: dict[str, Any], eff: Effective, row: int) -> str:
-    """``; <key>=<value> is the default of the client's release`` for the values the user did not set."""
-    named = set(PLACEHOLDER.findall(template)) | {k for k in keys if f"{k}=" in template}
-    unset = [k for k in keys if k in named and not bool(eff.explicit.at[row, k]) and shown.get(k) is not None]
-    if not unset:
-        return ""
-    values = ", ".join(f"{k}={_text(shown[k])}" for k in unset)
-    return f"; {values} {'is' if len(unset) == 1 else 'are'} the default of the client's release"
+def _named(rule: AnomalyRule) -> frozenset[str]:
+    """The keys ``rule``'s message shows a value of."""
+    return frozenset(PLACEHOLDER.findall(rule.message)) | {k for k in rule.keys if f"{k}=" in rule.message}
+
+
+def _message(rule: AnomalyRule, shown: dict[str, Any], unset: list[str]) -> str:
+    """The finding's text, ending ``; <key>=<value> is the default of the client's release`` for values the user
+    did not set."""
+    text = _fill(rule.message, shown)
+    if unset:
+        values = ", ".join(f"{k}={_text(shown[k])}" for k in unset)
+        text += f"; {values} {'is' if len(unset) == 1 else 'are'} the default of the client's release"
+    return text + "."
+
+
+def _hits(rule: AnomalyRule, eff: Effective) -> Iterator[tuple[int, tuple[str, ...], dict[str, Any], list[str], str]]:
+    """Per push ``rule`` flags: its row, the keys its finding names, their shown values, which were not sent, and
+    the message. The batch's columns are read once per rule; a message is built once per distinct finding text."""
+    hits = np.flatnonzero(rule.predicate(eff).to_numpy(dtype=bool))
+    if not len(hits):
+        return
+    every = list(rule.keys)
+    values = eff.values[every].to_numpy(dtype=object)[hits]
+    sent = eff.sent[every].to_numpy(dtype=bool)[hits]
+    explicit = eff.explicit[every].to_numpy(dtype=bool)[hits]
+    named = _named(rule)
+    only_explicit = rule.id == "consumer-protocol-ignores-classic-keys"
+    messages: dict[tuple[Any, ...], str] = {}
+    for i, row in enumerate(hits.tolist()):
+        picked = [j for j, k in enumerate(every) if not only_explicit or k in ("enable.idempotence", "group.protocol")
+                  or explicit[i, j]]
+        keys = tuple(every[j] for j in picked)
+        shown = {every[j]: _shown(values[i, j], every[j]) for j in picked}
+        defaulted = sorted(every[j] for j in picked if not sent[i, j])
+        unset = [every[j] for j in picked if every[j] in named and not explicit[i, j] and shown[every[j]] is not None]
+        cached = (keys, tuple((type(v), v) for v in shown.values()), tuple(unset))
+        text = messages.get(cached)
+        if text is None:
+            text = messages[cached] = _message(rule, shown, unset)
+        yield row, keys, shown, defaulted, text
 
 
 def evaluate(eff: Effective) -> pd.DataFrame:
     """Findings of every stateless anomaly rule: columns row, rule, keys, message, evidence."""
-    rows: list[dict[str, Any]] = []
-    for rule in STATELESS_ANOMALIES:
-        hits = np.flatnonzero(rule.predicate(eff).to_numpy(dtype=bool))
-        for row in hits:
-            keys = [k for k in rule.keys if k in ("enable.idempotence", "group.protocol") or
-                    rule.id != "consumer-protocol-ignores-classic-keys" or bool(eff.explicit.at[row, k])]
-            shown = {k: _shown(eff.values.at[row, k], k) for k in keys}
-            defaulted = sorted(k for k in keys if not bool(eff.sent.at[row, k]))
-            text = _fill(rule.message, shown) + _defaults_note(rule.message, keys, shown, eff, int(row))
-            rows.append({"row": int(row), "rule": rule.id, "keys": tuple(sorted(keys)), "message": text + ".",
-                         "evidence": {"values": shown, "defaulted": defaulted}})
+    rows = [{"row": row, "rule": rule.id, "keys": tuple(sorted(keys)), "message": text,
+             "evidence": {"values": shown, "defaulted": defaulted}}
+            for rule in STATELESS_ANOMALIES for row, keys, shown, defaulted, text in _hits(rule, eff)]
     return raw_frame(rows)

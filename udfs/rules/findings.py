@@ -69,7 +69,7 @@ def _plain(obj: object) -> object:
 
 
 def _evidence_json(evidence: object) -> str:
-    return json.dumps(evidence, sort_keys=True, separators=(",", ":"), default=_plain)
+    return json.dumps(evidence, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain)
 
 
 _NO_FINDINGS: Final = FINDING_SCHEMA.empty_table()  # Arrow tables are immutable: one can be shared
@@ -128,13 +128,21 @@ def to_findings(table: pa.Table) -> list[Finding]:
     return out
 
 
+_HEAD: Final = FINDING_SCHEMA.names[:FINDING_SCHEMA.names.index("evidence")]  # the fields before it ...
+_TAIL: Final = FINDING_SCHEMA.names[FINDING_SCHEMA.names.index("evidence") + 1:]  # ... and after it, both non-empty
+
+
+def _compact(fields: dict[str, object]) -> str:
+    return json.dumps(fields, separators=(",", ":"), ensure_ascii=False)
+
+
 def contract_json(table: pa.Table) -> list[str]:
-    """Each finding row as the contract's JSON record (section 2): evidence embedded as an object."""
-    out = []
-    for rec in table.to_pylist():
-        rec["evidence"] = json.loads(rec["evidence"])
-        out.append(json.dumps(rec, separators=(",", ":"), ensure_ascii=False))
-    return out
+    """Each finding row as the contract's JSON record (section 2): evidence embedded as an object.
+
+    The evidence column already holds compact JSON: it is spliced in as it is, not parsed and written again.
+    """
+    return [f'{_compact({k: rec[k] for k in _HEAD})[:-1]},"evidence":{rec["evidence"]},'
+            f'{_compact({k: rec[k] for k in _TAIL})[1:]}' for rec in table.select(FINDING_SCHEMA.names).to_pylist()]
 
 
 def from_contract_json(values: Sequence[str]) -> pa.Table:
