@@ -73,6 +73,9 @@ CASES: list[tuple[str, tuple[str, str], dict[str, str] | list[dict[str, Any]], b
     ("bootstrap-servers-malformed", RDKAFKA, {"bootstrap.servers": "b1:9092,,b2:9092"}, True),
     ("bootstrap-servers-malformed", JAVA, {"bootstrap.servers": "b1:9092,"}, True),
     ("bootstrap-servers-malformed", JAVA, {"bootstrap.servers": "b1:9092, b2:9092"}, False),
+    ("bootstrap-servers-malformed", JAVA, {"bootstrap.servers": "PLAINTEXT://localhost:60111"}, False),
+    ("bootstrap-servers-malformed", RDKAFKA, {"bootstrap.servers": "b1:9092, plaintext://b2:9092"}, False),
+    ("bootstrap-servers-malformed", JAVA, {"bootstrap.servers": "PLAINTEXT://b1:9092,http://b2:9092"}, True),
     ("buffer-memory-too-small", JAVA, {"buffer.memory": "10000"}, True),
     ("buffer-memory-too-small", JAVA, {"buffer.memory": "16777216"}, False),
     ("buffer-memory-too-small", RDKAFKA, {"queue.buffering.max.kbytes": "100"}, False),  # not the same measure

@@ -155,6 +155,9 @@ def test_typo_rule() -> None:
     ("3.6.1", "auto.include.jmx.reporter", False),  # deprecated in 3.4, removed in 4.0
     ("4.0.0", "auto.include.jmx.reporter", True),
     ("2.3.0", "internal.leave.group.on.close", False),
+    ("7.4.0-ce", "confluent.proxy.protocol.client.version", False),  # Confluent Server's clients define confluent.*
+    ("7.4.0-ccs", "confluent.proxy.protocol.client.version", True),  # the community build is Apache's
+    ("3.4.0", "confluent.proxy.protocol.client.version", True),
 ])
 def test_a_key_the_clients_own_release_defines_is_never_custom(version: str, key: str, custom: bool) -> None:
     rows = findings(push({key: "true", "acks": "all", "linger.ms": "5"}, ("apache-kafka-java", version)))

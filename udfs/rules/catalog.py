@@ -157,7 +157,7 @@ CATALOG: Final[tuple[Rule, ...]] = (
     # --- anomalies: every client ---
     _anomaly("bootstrap-servers-malformed", "medium", ("bootstrap.servers",),
              "bootstrap.servers has an entry with a URL scheme (http://, SSL://: the client drops or refuses it, "
-             "and it turns no TLS on) or an empty entry.",
+             "and it turns no TLS on) or an empty entry; PLAINTEXT://, the default protocol's name, is not judged.",
              f"{_COMMON}: bootstrap.servers (a list of host/port pairs, host1:port1,host2:port2,...)"),
     _anomaly("bootstrap-public-address", "medium", ("bootstrap.servers",),
              "bootstrap.servers names a broker by a public IP address: the cluster is reached across the internet, "

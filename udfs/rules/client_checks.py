@@ -34,10 +34,16 @@ def _classic(e: Effective) -> pd.Series:
     return flag(proto.isna() | (proto == "classic"))
 
 
+_PLAINTEXT_PREFIX: Final = r"(?i)(^|,)\s*PLAINTEXT://"  # an entry's prefix naming the default protocol
+
+
 def bootstrap_malformed(e: Effective) -> pd.Series:
-    """A scheme in an entry, or an empty entry beside others (a wholly empty list fails at the client's start)."""
+    """A scheme in an entry, or an empty entry beside others (a wholly empty list fails at the client's start).
+
+    Not ``PLAINTEXT://``: it names the protocol a client speaks by default; the Java client skips any prefix,
+    librdkafka takes one that names its ``security.protocol``, and Testcontainers' ``KafkaContainer`` writes it."""
     servers = e.value("bootstrap.servers").astype("string").str.strip()
-    scheme = servers.str.contains("://", regex=False)
+    scheme = servers.str.replace(_PLAINTEXT_PREFIX, r"\1", regex=True).str.contains("://", regex=False)
     empty = servers.str.contains(r"^,|,\s*,|,$", regex=True)
     return e.sent["bootstrap.servers"] & flag(scheme | empty)
 

@@ -52,6 +52,7 @@ __all__ = [
     "profile",
     "resolve_profiles",
     "upstream_version",
+    "vendor_prefixes",
 ]
 
 STREAMS: Final = "streams"
@@ -207,6 +208,18 @@ def upstream_version(fam: Mapping[str, Any], version: str | None, software_name:
     parts = version.split("-", 1)[0].split(".")
     line = vendor["lines"].get(".".join(parts[:2]))
     return version if line is None else ".".join([line, *parts[2:]])
+
+
+@functools.cache
+def vendor_prefixes(software_name: str | None, software_version: str | None) -> tuple[str, ...]:
+    """Key prefixes a vendor build defines beside its upstream release's key set (Confluent Server's ``-ce``
+    clients: ``confluent.``): keys under them are the client's own, not custom configuration."""
+    fam = family_of(software_name)
+    vendor = (fam or {}).get("vendor_versions") or {}
+    for suffix, prefixes in vendor.get("own_prefixes", {}).items():
+        if software_version and software_version.endswith(suffix):
+            return tuple(prefixes)
+    return ()
 
 
 @functools.cache
