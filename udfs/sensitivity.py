@@ -43,7 +43,7 @@ import pyarrow.compute as pc
 from configwatch.records import Event
 from configwatch.secrets import SecretStr
 from udfs.rules.batch import IDENTITY_FIELDS, PushBatch, redacted_marker
-from udfs.rules.keysets import known_anywhere, vendor_prefixes
+from udfs.rules.keysets import known_anywhere, vendor_prefixes, vendor_suffixes
 from udfs.rules.secretscan import mask_secrets, scan, scan_identity
 
 __all__ = [
@@ -205,6 +205,9 @@ def custom_mask(batch: PushBatch) -> np.ndarray:
 def _vendor_own(batch: PushBatch) -> np.ndarray:
     """True for entries under a prefix the push's vendor build defines (``keysets.vendor_prefixes``)."""
     own = np.zeros(len(batch.keys), dtype=bool)
+    versions = pd.unique(batch.context["client_software_version"].to_numpy(dtype=object))
+    if not any(isinstance(v, str) and v.endswith(vendor_suffixes()) for v in versions):
+        return own  # the usual batch: no vendor build that defines keys of its own
     pushes = batch.context.groupby(["client_software_name", "client_software_version"], dropna=False, sort=False)
     for pair, rows in pushes.indices.items():
         name, version = (None if pd.isna(v) else str(v) for v in cast(tuple[Any, Any], pair))

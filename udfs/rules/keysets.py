@@ -53,6 +53,7 @@ __all__ = [
     "resolve_profiles",
     "upstream_version",
     "vendor_prefixes",
+    "vendor_suffixes",
 ]
 
 STREAMS: Final = "streams"
@@ -208,6 +209,13 @@ def upstream_version(fam: Mapping[str, Any], version: str | None, software_name:
     parts = version.split("-", 1)[0].split(".")
     line = vendor["lines"].get(".".join(parts[:2]))
     return version if line is None else ".".join([line, *parts[2:]])
+
+
+@functools.cache
+def vendor_suffixes() -> tuple[str, ...]:
+    """The version suffixes of every family's vendor builds that define keys of their own (``vendor_prefixes``)."""
+    return tuple(sorted({suffix for fam in _families()
+                         for suffix in (fam.get("vendor_versions") or {}).get("own_prefixes", {})}))
 
 
 @functools.cache
