@@ -218,7 +218,7 @@ def vendor_suffixes() -> tuple[str, ...]:
                          for suffix in (fam.get("vendor_versions") or {}).get("own_prefixes", {})}))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=4096)  # a fleet's names and versions, which clients choose: bounded
 def vendor_prefixes(software_name: str | None, software_version: str | None) -> tuple[str, ...]:
     """Key prefixes a vendor build defines beside its upstream release's key set (Confluent Server's ``-ce``
     clients: ``confluent.``): keys under them are the client's own, not custom configuration."""
