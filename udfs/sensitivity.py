@@ -33,17 +33,16 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from configwatch.records import Event
 from configwatch.secrets import SecretStr
 from udfs.rules.batch import IDENTITY_FIELDS, PushBatch, redacted_marker
-from udfs.rules.keysets import known_anywhere, vendor_prefixes, vendor_suffixes
+from udfs.rules.keysets import known_anywhere
 from udfs.rules.secretscan import mask_secrets, scan, scan_identity
 
 __all__ = [
@@ -199,24 +198,7 @@ def custom_mask(batch: PushBatch) -> np.ndarray:
     if unprofiled.any():
         known = known_anywhere(batch.keys.filter(pa.array(unprofiled))).to_numpy(zero_copy_only=False)
         out[np.flatnonzero(unprofiled)] = ~known
-    return out & ~_vendor_own(batch)
-
-
-def _vendor_own(batch: PushBatch) -> np.ndarray:
-    """True for entries under a prefix the push's vendor build defines (``keysets.vendor_prefixes``)."""
-    own = np.zeros(len(batch.keys), dtype=bool)
-    versions = pd.unique(batch.context["client_software_version"].to_numpy(dtype=object))
-    if not any(isinstance(v, str) and v.endswith(vendor_suffixes()) for v in versions):
-        return own  # the usual batch: no vendor build that defines keys of its own
-    pushes = batch.context.groupby(["client_software_name", "client_software_version"], dropna=False, sort=False)
-    for pair, rows in pushes.indices.items():
-        name, version = (None if pd.isna(v) else str(v) for v in cast(tuple[Any, Any], pair))
-        prefixes = vendor_prefixes(name, version)
-        if prefixes:
-            mine = np.flatnonzero(np.isin(batch.entry_row, rows))
-            keys = batch.keys.take(pa.array(mine))
-            own[mine] = np.any([pc.starts_with(keys, p).to_numpy(zero_copy_only=False) for p in prefixes], axis=0)
-    return own
+    return out
 
 
 def sensitive_entries(batch: PushBatch) -> pa.Array:

@@ -52,8 +52,6 @@ __all__ = [
     "profile",
     "resolve_profiles",
     "upstream_version",
-    "vendor_prefixes",
-    "vendor_suffixes",
 ]
 
 STREAMS: Final = "streams"
@@ -211,23 +209,11 @@ def upstream_version(fam: Mapping[str, Any], version: str | None, software_name:
     return version if line is None else ".".join([line, *parts[2:]])
 
 
-@functools.cache
-def vendor_suffixes() -> tuple[str, ...]:
-    """The version suffixes of every family's vendor builds that define keys of their own (``vendor_prefixes``)."""
-    return tuple(sorted({suffix for fam in _families()
-                         for suffix in (fam.get("vendor_versions") or {}).get("own_prefixes", {})}))
-
-
-@functools.lru_cache(maxsize=4096)  # a fleet's names and versions, which clients choose: bounded
-def vendor_prefixes(software_name: str | None, software_version: str | None) -> tuple[str, ...]:
-    """Key prefixes a vendor build defines beside its upstream release's key set (Confluent Server's ``-ce``
-    clients: ``confluent.``): keys under them are the client's own, not custom configuration."""
-    fam = family_of(software_name)
-    vendor = (fam or {}).get("vendor_versions") or {}
-    for suffix, prefixes in vendor.get("own_prefixes", {}).items():
-        if software_version and software_version.endswith(suffix):
-            return tuple(prefixes)
-    return ()
+def _vendor(fam: Mapping[str, Any], version: str | None) -> str:
+    """The suffix of a vendor build that defines keys of its own (``vendor_versions.own_prefixes``: Confluent
+    Server's ``-ce`` clients, ``confluent.``), or "" for any other version."""
+    own = (fam.get("vendor_versions") or {}).get("own_prefixes", {})
+    return next((suffix for suffix in own if version and version.endswith(suffix)), "")
 
 
 @functools.cache
@@ -256,12 +242,14 @@ def configdef(file: str, role: str) -> Mapping[str, KeySpec]:
     return _specs(_key_set(file)["roles"][role]["keys"])
 
 
-def _family_field(file: str, name: str, missing: str) -> str:
+def _family(file: str) -> Mapping[str, Any]:
+    """The ``families.json`` entry of a key-set file's family (empty when it has none)."""
     doc = _key_set(file)
-    for fam in _families():
-        if fam["family"] == doc["family"]:
-            return str(fam.get(name, missing))
-    return missing
+    return next((fam for fam in _families() if fam["family"] == doc["family"]), {})
+
+
+def _family_field(file: str, name: str, missing: str) -> str:
+    return str(_family(file).get(name, missing))
 
 
 def _with_release_defaults(keys: dict[str, KeySpec], family: str, role: str, release: str,
@@ -280,11 +268,12 @@ def _with_release_defaults(keys: dict[str, KeySpec], family: str, role: str, rel
 
 
 @functools.cache
-def profile(file: str, role: str, release: str | None = None) -> Profile:
+def profile(file: str, role: str, release: str | None = None, vendor: str = "") -> Profile:
     """The profile of one data file and role; ``unknown`` is the union of roles with agreeing defaults.
 
     ``release`` is the first release of the band the client's version falls in (``defaults.band``):
-    defaults and behaviours follow it; None judges with the file's own release.
+    defaults and behaviours follow it; None judges with the file's own release. ``vendor`` is the suffix
+    of a vendor build whose own key prefixes are its keys too (``_vendor``).
     """
     doc = _key_set(file)
     roles: dict[str, Any] = doc["roles"]
@@ -309,12 +298,15 @@ def profile(file: str, role: str, release: str | None = None) -> Profile:
                     keys.setdefault(name, spec)
     else:
         raise KeySetError(f"{file} has no role {role!r}")
+    own = _family(file).get("vendor_versions", {}).get("own_prefixes", {}).get(vendor, ()) if vendor else ()
+    prefixes.update({prefix: frozenset() for prefix in own})  # every key under them (ANY_KEY)
     base = file.removesuffix(".json")
     release = release or band(doc["family"], doc["version"])
     if role != UNKNOWN_ROLE:
         keys = _with_release_defaults(keys, doc["family"], role, release, frozenset(roles[role]["keys"]))
     return Profile(
-        id=f"{base}/{role}@{release}", family=doc["family"], version=doc["version"], role=role,
+        id=f"{base}/{role}@{release}" + (f"#{vendor}" if vendor else ""), family=doc["family"],
+        version=doc["version"], role=role,
         judge=_family_field(file, "judge", DEFAULT_JUDGE),
         unknown_keys=_family_field(file, "unknown_keys", IGNORES_UNKNOWN_KEYS),
         keys=keys, prefixes=prefixes, aliases=dict(doc.get("aliases", {})),
@@ -328,11 +320,12 @@ def _file_keys(file: str) -> pa.Array:
     return pa.array(sorted(set().union(*(set(r["keys"]) for r in _key_set(file)["roles"].values()))), pa.string())
 
 
-def parse_profile_id(profile_id: str) -> tuple[str, str, str]:
-    """``(file, role, release)`` of a profile id ``<file base>/<role>@<release>``."""
+def parse_profile_id(profile_id: str) -> tuple[str, str, str, str]:
+    """``(file, role, release, vendor)`` of a profile id ``<file base>/<role>@<release>[#<vendor suffix>]``."""
     base, rest = profile_id.rsplit("/", 1)
     role, _, release = rest.partition("@")
-    return base + ".json", role, release
+    release, _, vendor = release.partition("#")
+    return base + ".json", role, release, vendor
 
 
 @functools.cache
@@ -381,16 +374,17 @@ def resolve_profiles(software_names: Sequence[str | None], software_versions: Se
     chosen = [_file_and_band(name_values[p // width], version_values[p % width]) for p in pairs.tolist()]
     files = np.array([c[0] for c in chosen] or [None], dtype=object)[codes]
     bands = np.array([c[1] for c in chosen] or [None], dtype=object)[codes]
+    vendors = np.array([c[2] for c in chosen] or [""], dtype=object)[codes]
     ids = np.full(n, None, dtype=object)
     registry: dict[str, Profile] = {}
     for file in {f for f in files if f is not None}:
         in_file = files == file
         entry_mask = in_file[entry_rows] if len(entry_rows) else np.zeros(0, dtype=bool)
         roles = _infer_roles(file, entry_rows[entry_mask], entry_keys.filter(pa.array(entry_mask)), n)
-        for role, release in set(zip(roles[in_file], bands[in_file], strict=True)):
-            prof = profile(file, str(role), str(release))
+        for role, release, vendor in set(zip(roles[in_file], bands[in_file], vendors[in_file], strict=True)):
+            prof = profile(file, str(role), str(release), str(vendor))
             registry[prof.id] = prof
-            ids[in_file & (roles == role) & (bands == release)] = prof.id
+            ids[in_file & (roles == role) & (bands == release) & (vendors == vendor)] = prof.id
     return ids, registry
 
 
@@ -401,12 +395,14 @@ def _codes(values: Sequence[str | None]) -> tuple[np.ndarray, list[str | None]]:
     return codes, [None, *encoded.dictionary.to_pylist()]
 
 
-def _file_and_band(software_name: str | None, software_version: str | None) -> tuple[str | None, str | None]:
+def _file_and_band(software_name: str | None, software_version: str | None) -> tuple[str | None, str | None, str]:
+    """The key-set file, the defaults band and the vendor suffix (``_vendor``) a client is judged with."""
     file = key_set_file(software_name, software_version)
     fam = family_of(software_name)
     if file is None or fam is None:
-        return None, None
-    return file, band(_key_set(file)["family"], upstream_version(fam, software_version, software_name))
+        return None, None, ""
+    release = band(_key_set(file)["family"], upstream_version(fam, software_version, software_name))
+    return file, release, _vendor(fam, software_version)
 
 
 @functools.cache
